@@ -1,0 +1,11 @@
+"""Environment defaults for the test run, loaded as a pytest plugin (``-p``).
+
+Plugins given with ``-p`` are imported before pytest-django reads the
+settings, which is the only moment these can still take effect.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
+os.environ.setdefault("STATIC_MANIFEST", "0")
+os.environ.setdefault("LOG_LEVEL", "WARNING")

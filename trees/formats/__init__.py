@@ -1,0 +1,21 @@
+"""Tree file formats: each module reads a text stream into ``TreeRecord``
+objects and writes records back out, in pieces, without touching the ORM.
+
+Adding a format is adding a module with ``NAME``, ``read`` and ``write`` and
+listing it here.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from trees.formats import flat, oasst, potato
+
+FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (potato, oasst, flat)}
+
+
+def get_format(name: str) -> ModuleType:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f'unknown format "{name}" (expected one of {", ".join(FORMATS)})') from None

@@ -1,0 +1,77 @@
+"""python manage.py import_trees DATASET FILE --format potato|oasst|flat"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from trees.formats import FORMATS
+from trees.management.progress import ProgressBar
+from trees.services import dataset_get_or_create, tree_import
+from trees.validation import ImportLimits
+
+
+class Command(BaseCommand):
+    help = (
+        "Import conversation trees from FILE into DATASET (created if new). All or nothing: "
+        "on any bad item nothing is imported and every problem is listed (exit code 2)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("dataset", help="dataset name (created if it does not exist)")
+        parser.add_argument("file", help="input file (.gz is read as gzip); - for standard input")
+        parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="format_name")
+        parser.add_argument("--id-key", default="id", help="potato: the item id key (default: id)")
+        parser.add_argument("--tree-key", default="tree", help="potato: the tree key (default: tree)")
+        parser.add_argument(
+            "--skip-invalid", action="store_true", help="import the good items and list the bad ones"
+        )
+        parser.add_argument("--replace", action="store_true", help="replace items whose id the dataset has")
+        parser.add_argument("--max-text-chars", type=int, help="longest message text accepted")
+        parser.add_argument("--max-depth", type=int, help="most levels a tree may have")
+        parser.add_argument("--max-nodes", type=int, help="most messages a tree may have")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["file"]
+        try:
+            source = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        except OSError as error:
+            raise CommandError(f"cannot read {path}: {error.strerror}", returncode=2) from None
+        total = None if path == "-" else os.path.getsize(path)
+        progress = ProgressBar(self.stderr._out, total=total, unit="items")
+        limits = ImportLimits.from_settings(
+            max_text_chars=options["max_text_chars"],
+            max_depth=options["max_depth"],
+            max_nodes=options["max_nodes"],
+        )
+        format_options = {}
+        if options["format_name"] == "potato":
+            format_options = {"id_key": options["id_key"], "tree_key": options["tree_key"]}
+        with source:
+            report = tree_import(
+                dataset=dataset_get_or_create(options["dataset"]),
+                source=source,
+                format_name=options["format_name"],
+                options=format_options,
+                skip_invalid=options["skip_invalid"],
+                replace=options["replace"],
+                limits=limits,
+                progress=progress.update,
+            )
+        progress.finish()
+        if options["json"]:
+            self.stdout.write(json.dumps(report.as_dict(), indent=2))
+        else:
+            for issue in report.errors:
+                self.stderr.write(str(issue))
+            if report.errors_not_shown:
+                self.stderr.write(f"... and {report.errors_not_shown:,} more")
+        if not report.committed:
+            raise CommandError(report.summary(), returncode=2)
+        if not options["json"]:
+            self.stdout.write(report.summary())
