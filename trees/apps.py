@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class TreesConfig(AppConfig):
     name = "trees"
-    verbose_name = "Conversation trees"
+    verbose_name = "Trees"

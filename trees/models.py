@@ -26,7 +26,10 @@ class Dataset(models.Model):
 
 class ConversationTree(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="trees")
-    external_id = models.CharField(max_length=255, help_text="The item id from the imported file.")
+    # Indexed alone too: people look trees up by id across datasets.
+    external_id = models.CharField(
+        max_length=255, db_index=True, help_text="The item id from the imported file."
+    )
     state = models.CharField(
         max_length=32,
         choices=[(state, state.replace("_", " ")) for state in vocabulary.TREE_STATES],

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from trees.formats import get_format
 from trees.formats.records import FormatError, ImportIssue, TreeRecord
@@ -93,7 +93,12 @@ def open_source(source: IO[bytes]) -> IO[bytes]:
 
 
 def dataset_get_or_create(name: str) -> Dataset:
-    dataset, _ = Dataset.objects.get_or_create(name=name)
+    """The dataset called ``name``; a new one's name is checked first (it goes
+    into URLs), raising ``ValidationError`` as the admin's form would."""
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        Dataset._meta.get_field("name").run_validators(name)
+        dataset, _ = Dataset.objects.get_or_create(name=name)
     return dataset
 
 
@@ -135,7 +140,7 @@ def tree_import(
                                 tree.line,
                                 "",
                                 f'item "{tree.external_id}" already exists in dataset "{dataset.name}" '
-                                "(use --replace to replace it)",
+                                "(import with replace to overwrite it)",
                             )
                         ]
                     )
@@ -146,7 +151,17 @@ def tree_import(
         if report.errors and not skip_invalid:
             batch.clear()
             return
-        created, messages = trees_store(dataset, batch, existing=existing, author_id=author_id)
+        try:
+            created, messages = trees_store(dataset, batch, existing=existing, author_id=author_id)
+        except DatabaseError as error:
+            # The checks above should leave nothing for the database to refuse;
+            # if it still does (a character it cannot store, say), say where
+            # instead of failing the request.
+            first, last = batch[0].line, batch[-1].line
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            message = f"the database refused the items on lines {first} to {last}: {reason}"
+            report.add_errors([ImportIssue(first, "", message)])
+            raise _Rollback from None
         report.trees_created += created
         report.trees_replaced += len(batch) - created
         report.messages += messages
@@ -164,8 +179,8 @@ def tree_import(
                         report.add_errors(tree.issues)
                         report.items_skipped += 1
                         continue
-                    if report.errors and not skip_invalid:
-                        continue  # Already failing: only look for more errors.
+                    # Once failing, batches are still checked for existing
+                    # items (so every problem is listed) but not stored.
                     batch.append(tree)
                     if len(batch) >= BATCH_TREES:
                         flush()

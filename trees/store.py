@@ -115,7 +115,11 @@ def insert_rows(model: type[Model], columns: Sequence[str], rows: list[tuple]) -
     names = ", ".join(connection.ops.quote_name(column) for column in columns)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            # The raw cursor's errors are psycopg's own: have Django translate them.
+            with (
+                connection.wrap_database_errors,
+                cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
+            ):
                 for row in rows:
                     copy.write_row(row)
         else:
@@ -293,8 +297,9 @@ def _records_for(trees: Sequence[tuple[int, str, str, Any]]) -> list[TreeRecord]
 def tree_records(trees: QuerySet[ConversationTree], *, chunk_size: int = 500) -> Iterator[TreeRecord]:
     """Stream ``trees`` in id order as records: two queries per ``chunk_size`` trees.
 
-    Pages by id rather than holding a cursor open, so a slow reader of a
-    streamed export keeps no transaction or server-side cursor alive.
+    Loading one tree, whatever its size, is two queries. Pages by id rather
+    than holding a cursor open, so a slow reader of a streamed export keeps
+    no transaction or server-side cursor alive.
     """
     last = 0
     columns = ("pk", "external_id", "state", "metadata")
@@ -305,4 +310,6 @@ def tree_records(trees: QuerySet[ConversationTree], *, chunk_size: int = 500) ->
         with gc_paused():
             records = _records_for(chunk)
         yield from records
+        if len(chunk) < chunk_size:
+            return  # the last page: asking for another would cost a query
         last = chunk[-1][0]

@@ -1,5 +1,5 @@
 """Checks every import makes whatever the format: sizes, depth, node counts,
-and item ids repeated within one file."""
+values the database columns cannot hold, and item ids repeated within one file."""
 
 from __future__ import annotations
 
@@ -23,19 +23,44 @@ class ImportLimits:
         return cls(**values)
 
 
+# What the database columns hold (trees/models.py): a value beyond these
+# would fail the insert, on PostgreSQL more often than on SQLite.
+MAX_ID_CHARS = 255  # external_id, model_name
+MAX_LANG_CHARS = 32
+MAX_INT = 2**31 - 1  # review_count (at least 0) and rank
+
+
 def check_limits(tree: TreeRecord, limits: ImportLimits) -> None:
-    """Record on ``tree`` every way it exceeds ``limits``."""
+    """Record on ``tree`` every way it exceeds ``limits`` or what the database can store."""
     messages = tree.messages
+    if tree.external_id is not None and len(tree.external_id) > MAX_ID_CHARS:
+        tree.add_issue(
+            "", f"item id is {len(tree.external_id):,} characters, over the limit of {MAX_ID_CHARS}"
+        )
     if len(messages) > limits.max_nodes:
         tree.add_issue(
             tree.root_path, f"{len(messages):,} nodes, over the limit of {limits.max_nodes:,} per tree"
         )
     deepest = -1
+    max_depth, max_text_chars = limits.max_depth, limits.max_text_chars
+    max_id, max_lang, max_int, min_int = MAX_ID_CHARS, MAX_LANG_CHARS, MAX_INT, -MAX_INT - 1
     for index, message in enumerate(messages):
-        if message.depth >= limits.max_depth and (deepest < 0 or message.depth > messages[deepest].depth):
+        if message.depth >= max_depth and (deepest < 0 or message.depth > messages[deepest].depth):
             deepest = index
+        lang = message.lang
+        model_name = message.model_name
+        review_count = message.review_count
+        rank = message.rank
+        if (
+            len(message.external_id) > max_id
+            or (lang is not None and len(lang) > max_lang)
+            or (model_name is not None and len(model_name) > max_id)
+            or (review_count is not None and not 0 <= review_count <= max_int)
+            or (rank is not None and not min_int <= rank <= max_int)
+        ):
+            _check_columns(tree, index)
         text = message.text
-        if len(text) > limits.max_text_chars:
+        if len(text) > max_text_chars:
             tree.add_issue(
                 tree.location(index),
                 f'text of node "{message.external_id}" is {len(text):,} characters, '
@@ -56,6 +81,39 @@ def check_limits(tree: TreeRecord, limits: ImportLimits) -> None:
             f'{levels:,} levels deep (node "{messages[deepest].external_id}"), '
             f"over the limit of {limits.max_depth:,}",
         )
+
+
+def _check_columns(tree: TreeRecord, index: int) -> None:
+    """Record each field of message ``index`` that its database column cannot hold."""
+    message = tree.messages[index]
+    path, line = tree.location(index), tree.line_of(index)
+    if len(message.external_id) > MAX_ID_CHARS:
+        tree.add_issue(
+            path,
+            f"node id is {len(message.external_id):,} characters, over the limit of {MAX_ID_CHARS}",
+            line,
+        )
+    for key, value, limit in (
+        ("lang", message.lang, MAX_LANG_CHARS),
+        ("model_name", message.model_name, MAX_ID_CHARS),
+    ):
+        if value is not None and len(value) > limit:
+            tree.add_issue(
+                path,
+                f'{key} of node "{message.external_id}" is {len(value):,} characters, '
+                f"over the limit of {limit}",
+                line,
+            )
+    for key, value, lowest in (
+        ("review_count", message.review_count, 0),
+        ("rank", message.rank, -MAX_INT - 1),
+    ):
+        if value is not None and not lowest <= value <= MAX_INT:
+            tree.add_issue(
+                path,
+                f'{key} of node "{message.external_id}" is {value:,}, outside {lowest:,} to {MAX_INT:,}',
+                line,
+            )
 
 
 class ItemIds:

@@ -28,7 +28,7 @@ from trees.formats.records import (
 from trees.nesting import children_by_parent, preorder
 
 NAME = "flat"
-_STRUCTURAL = {"id", "parent_id", "tree_id", "role", "text", "content", *OPTIONAL_FIELDS}
+_STRUCTURAL = {"id", "parent_id", "tree_id", "role", *OPTIONAL_FIELDS}
 
 Line = tuple[int, Any]
 
@@ -127,7 +127,8 @@ def _parse_message(line: int, value: dict[str, Any], tree: TreeRecord) -> Messag
         parent_id=None if parent is None else str(parent),
         role=role,
         text=text,
-        metadata={key: item for key, item in value.items() if key not in _STRUCTURAL},
+        # "content" read as the text is not kept twice; beside "text" it is just another key.
+        metadata={key: item for key, item in value.items() if key not in _STRUCTURAL and key != text_key},
         line=line,
     )
     read_optional_fields(value, message, tree, lambda: "")
@@ -193,15 +194,22 @@ def _build_tree(tree_id: str | None, lines: list[Line], finished: dict[str, int]
 def _read_by_roots(first: Line, documents: Iterator[Line]) -> Iterator[TreeRecord]:
     collector = TreeRecord(external_id=None, line=first[0])
     messages: list[MessageRecord] = []
+    # The problems of a message that is kept go with the tree that holds it,
+    # so that tree is not imported without them.
+    blamed: dict[str, list[ImportIssue]] = {}
     for line, value in _chain(first, documents):
         if isinstance(value, ImportIssue):
             collector.issues.append(value)
         elif not isinstance(value, dict):
             collector.add_issue("", f"message must be an object, got {type_name(value)}", line)
         else:
+            known = len(collector.issues)
             message = _parse_message(line, value, collector)
             if message is not None:
                 messages.append(message)
+                if len(collector.issues) > known:
+                    blamed.setdefault(message.external_id, []).extend(collector.issues[known:])
+                    del collector.issues[known:]
     by_id = _without_duplicates(messages, collector)
     children = _children(by_id.values())
     reached: set[str] = set()
@@ -209,7 +217,13 @@ def _read_by_roots(first: Line, documents: Iterator[Line]) -> Iterator[TreeRecor
         tree = TreeRecord(external_id=root.external_id, line=root.line)
         _link(tree, root, children)
         reached.update(message.external_id for message in tree.messages)
+        if blamed:
+            for message in tree.messages:
+                tree.issues.extend(blamed.pop(message.external_id, ()))
+            tree.issues.sort(key=lambda issue: issue.line or 0)
         yield tree
+    for issues in blamed.values():
+        collector.issues.extend(issues)
     unreached = [message for message in by_id.values() if message.external_id not in reached]
     _report_unreachable(collector, unreached, by_id)
     # These problems belong to no tree that could be formed: each is an item of its own.
@@ -234,29 +248,36 @@ def _report_unreachable(
     tree: TreeRecord, unreached: list[MessageRecord], by_id: dict[str, MessageRecord]
 ) -> None:
     """Say why each message cannot be reached from a root: a parent that is
-    not there, or a cycle of parents (each cycle reported once)."""
-    reported: set[str] = set()
-    for message in unreached:
-        if message.external_id in reported:
-            continue
-        parent = by_id.get(message.parent_id) if message.parent_id is not None else None
-        if parent is None:
-            tree.add_issue("parent_id", f'unknown parent "{message.parent_id}"', message.line)
-            reported.add(message.external_id)
-            continue
-        chain = [message.external_id]
-        current = parent
-        while current is not None and current.external_id not in chain and current.parent_id is not None:
-            chain.append(current.external_id)
-            current = by_id.get(current.parent_id)
-        if current is not None and current.external_id in chain:
-            start = chain.index(current.external_id)
-            cycle = chain[start:]
-            if not reported.intersection(cycle):
+    not there, or a cycle of parents (each cycle reported once).
+
+    Each walk up the parents stops where an earlier walk went, so a long chain
+    below a missing parent costs O(n), not O(n²) walks of O(n) each.
+    """
+    order = {message.external_id: index for index, message in enumerate(unreached)}
+    found: list[tuple[int, str, int | None]] = []  # (the message it is told with, text, line)
+    settled: set[str] = set()
+    for start, message in enumerate(unreached):
+        walk: dict[str, int] = {}  # the ids of this walk, in order
+        current = message
+        while current.external_id not in settled and current.external_id not in walk:
+            walk[current.external_id] = len(walk)
+            if current.parent_id is None:
+                break  # another root: reported as one of several
+            parent = by_id.get(current.parent_id)
+            if parent is None:
+                index = order.get(current.external_id, start)
+                found.append((index, f'unknown parent "{current.parent_id}"', current.line))
+                break
+            current = parent
+        else:
+            if current.external_id in walk:
+                cycle = list(walk)[walk[current.external_id] :]
                 route = " → ".join(f'"{node}"' for node in [*cycle, cycle[0]])
-                tree.add_issue("parent_id", f"cycle of parents: {route}", by_id[cycle[0]].line)
-            reported.update(cycle)
-        # Otherwise the chain ends at a message reported on its own.
+                found.append((start, f"cycle of parents: {route}", current.line))
+        settled.update(walk)
+    found.sort(key=lambda item: item[0])
+    for _, text, line in found:
+        tree.add_issue("parent_id", text, line)
 
 
 def _line_body(tree: TreeRecord, message: MessageRecord) -> dict[str, Any]:

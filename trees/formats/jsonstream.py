@@ -11,7 +11,9 @@ from __future__ import annotations
 import codecs
 import json
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 import orjson
@@ -55,17 +57,35 @@ def encode(value: Any) -> str:
         return _stdlib_encoder.encode(value)
 
 
-def allow_nesting(depth: int) -> None:
-    """Let the standard library's decoder descend ``depth`` levels.
+_nesting_lock = threading.Lock()
+_nesting_users = 0
+_default_limit = sys.getrecursionlimit()
+
+
+@contextmanager
+def allowed_nesting(depth: int) -> Iterator[None]:
+    """Let the standard library's decoder descend ``depth`` levels while reading.
 
     Its C decoder counts each nested array or object against the recursion
     limit (1,000 by default), so a 10,000-deep conversation would not parse.
-    The limit is only ever raised, to what the import's depth limit needs;
-    deeper input then fails cleanly with a RecursionError.
+    The limit is raised to what the import's depth limit needs (deeper input
+    then fails cleanly with a RecursionError) and put back when the last
+    reader in the process is done, so the rest of the program keeps the
+    usual guard against runaway recursion.
     """
+    global _nesting_users
     needed = depth + 200
-    if sys.getrecursionlimit() < needed:
-        sys.setrecursionlimit(needed)
+    with _nesting_lock:
+        _nesting_users += 1
+        if sys.getrecursionlimit() < needed:
+            sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        with _nesting_lock:
+            _nesting_users -= 1
+            if _nesting_users == 0:
+                sys.setrecursionlimit(_default_limit)
 
 
 def _malformed(message: str, line: int, column: int) -> ImportIssue:
@@ -83,20 +103,38 @@ def iter_documents(stream: IO[bytes], *, max_nesting: int = 1000) -> Iterator[tu
     broken JSON array or object), ``UnicodeDecodeError`` when a JSON array
     or object is not UTF-8.
     """
-    allow_nesting(max_nesting)
+    with allowed_nesting(max_nesting):
+        yield from _iter_documents(stream)
+
+
+def _iter_documents(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
     head = stream.read(_CHUNK)
     if head.startswith(_BOM):
         head = head[len(_BOM) :]
     stripped = head.lstrip(b" \t\r\n")
     if not stripped:
         return
-    first_line = 1 + head.count(b"\n", 0, len(head) - len(stripped))
+    # Start from the first line with something on it, indentation included,
+    # so that columns count from the start of the line.
+    blank = len(head) - len(stripped)
+    start = head.rfind(b"\n", 0, blank) + 1
+    first_line = 1 + head.count(b"\n", 0, start)
+    head = head[start:]
+    if stripped[:1] != b"[" and b"\n" not in head:
+        # Telling JSONL from a single object needs the whole first line,
+        # which may be longer than a chunk.
+        parts = [head]
+        while more := stream.read(_CHUNK):
+            parts.append(more)
+            if b"\n" in more:
+                break
+        head = b"".join(parts)
     if stripped[:1] == b"[":
-        yield from _iter_array(_TextChunks(stream, stripped), first_line)
-    elif _looks_like_jsonl(stripped):
-        yield from _iter_lines(stream, stripped, first_line)
+        yield from _iter_array(_TextChunks(stream, head), first_line, blank - start + 1)
+    elif _looks_like_jsonl(head):
+        yield from _iter_lines(stream, head, first_line)
     else:
-        yield from _iter_whole(_TextChunks(stream, stripped), first_line)
+        yield from _iter_whole(_TextChunks(stream, head), first_line)
 
 
 def _looks_like_jsonl(head: bytes) -> bool:
@@ -186,6 +224,9 @@ class _ArrayCursor:
         self.eof = False
         self._counted_offset = 0
         self._counted_line = first_line
+        # Where the line holding buffer[0] begins: negative once the start of
+        # a long line (a minified array, say) has been dropped.
+        self._line_start = 0
 
     def fill(self) -> bool:
         more = self._read()
@@ -205,11 +246,14 @@ class _ArrayCursor:
         return self._counted_line
 
     def column_of(self, offset: int) -> int:
-        return offset - self.buffer.rfind("\n", 0, offset)
+        start = self.buffer.rfind("\n", 0, offset) + 1
+        return offset - (start or self._line_start) + 1
 
     def drop_before(self, offset: int) -> int:
         """Forget ``buffer[:offset]``; returns the new offset of the same place."""
         self.line_of(offset)
+        newline = self.buffer.rfind("\n", 0, offset)
+        self._line_start = newline + 1 - offset if newline >= 0 else self._line_start - offset
         self.buffer = self.buffer[offset:]
         self._counted_offset = 0
         return 0
@@ -218,9 +262,9 @@ class _ArrayCursor:
         return FormatError(_malformed(message, self.line_of(offset), self.column_of(offset)))
 
 
-def _iter_array(chunks: _TextChunks, first_line: int) -> Iterator[tuple[int, Any]]:
+def _iter_array(chunks: _TextChunks, first_line: int, position: int) -> Iterator[tuple[int, Any]]:
+    """Elements of the array whose opening bracket ends just before ``position``."""
     cursor = _ArrayCursor(chunks.read, first_line)
-    position = 1  # just past the opening bracket
     expect_value = True  # after "[" or ","
     first = True
     while True:

@@ -110,7 +110,7 @@ def read_nested_tree(root: Any, tree: TreeRecord, keys: NodeKeys, hook: NodeHook
         ):
             # The slow path: aliases, unusual values and errors.
             external_id, role, text, children, metadata = _read_unusual_node(
-                node, keys, tree, path_of(parent_index, slot)
+                node, keys, tree, lambda p=parent_index, s=slot: path_of(p, s)
             )
             message = MessageRecord(
                 external_id or "",
@@ -158,22 +158,32 @@ def read_nested_tree(root: Any, tree: TreeRecord, keys: NodeKeys, hook: NodeHook
 
 
 def _read_unusual_node(
-    node: dict[str, Any], keys: NodeKeys, tree: TreeRecord, path: str
+    node: dict[str, Any], keys: NodeKeys, tree: TreeRecord, where: Callable[[], str]
 ) -> tuple[str | None, str, str, list[Any], dict[str, Any]]:
-    """Read a node that uses key aliases, carries extra keys or has errors."""
-    external_id = read_node_id(node.get(keys.id_key, MISSING), "node", path, keys.id_key, tree, None)
+    """Read a node that uses key aliases, carries extra keys or has errors.
+
+    ``where()`` gives the node's path, only when there is something to report:
+    working it out costs O(depth), and a whole file may use the aliases.
+    """
+    raw_id = node.get(keys.id_key, MISSING)
+    if type(raw_id) is str and raw_id.strip():
+        external_id: str | None = raw_id
+    elif type(raw_id) is int:
+        external_id = str(raw_id)
+    else:
+        external_id = read_node_id(raw_id, "node", where(), keys.id_key, tree, None)
 
     role_key = next((key for key in keys.role_keys if key in node), None)
     role = ""
     if role_key is None:
-        tree.add_issue(path, "missing role")
+        tree.add_issue(where(), "missing role")
     elif not isinstance(node[role_key], str):
-        tree.add_issue(f"{path}.{role_key}", f"role must be a string, got {type_name(node[role_key])}")
+        tree.add_issue(f"{where()}.{role_key}", f"role must be a string, got {type_name(node[role_key])}")
     else:
         role = vocabulary.normalize_role(node[role_key]) or ""
         if not role:
             tree.add_issue(
-                f"{path}.{role_key}",
+                f"{where()}.{role_key}",
                 f'unknown role "{node[role_key]}" (expected {vocabulary.describe_roles()})',
             )
 
@@ -181,9 +191,9 @@ def _read_unusual_node(
     text = ""
     if text_key is None:
         names = " or ".join(f'"{key}"' for key in keys.text_keys)
-        tree.add_issue(path, f"missing text ({names})")
+        tree.add_issue(where(), f"missing text ({names})")
     elif not isinstance(node[text_key], str):
-        tree.add_issue(f"{path}.{text_key}", f"text must be a string, got {type_name(node[text_key])}")
+        tree.add_issue(f"{where()}.{text_key}", f"text must be a string, got {type_name(node[text_key])}")
     else:
         text = node[text_key]
 
@@ -191,7 +201,7 @@ def _read_unusual_node(
     if children is None:
         children = []
     elif not isinstance(children, list):
-        tree.add_issue(f"{path}.{keys.children_key}", f"must be a list, got {type_name(children)}")
+        tree.add_issue(f"{where()}.{keys.children_key}", f"must be a list, got {type_name(children)}")
         children = []
 
     structural = {keys.id_key, keys.children_key, *keys.handled, *OPTIONAL_FIELDS, role_key, text_key}

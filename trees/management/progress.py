@@ -9,7 +9,7 @@ from typing import TextIO
 class ProgressBar:
     WIDTH = 30
 
-    def __init__(self, stream: TextIO, *, total: int | None, unit: str = "items"):
+    def __init__(self, stream: TextIO, *, total: int | None, unit: str = "item"):
         self.stream = stream
         self.total = total
         self.unit = unit
@@ -28,10 +28,13 @@ class ProgressBar:
             fraction = min(done / self.total, 1.0)
             filled = int(fraction * self.WIDTH)
             bar = "#" * filled + "." * (self.WIDTH - filled)
-            self.stream.write(f"\r[{bar}] {fraction:4.0%}  {count:,} {self.unit}")
+            self.stream.write(f"\r[{bar}] {fraction:4.0%}  {self._counted(count)}")
         else:
-            self.stream.write(f"\r{count:,} {self.unit}")
+            self.stream.write(f"\r{self._counted(count)}")
         self.stream.flush()
+
+    def _counted(self, count: int) -> str:
+        return f"{count:,} {self.unit}{'' if count == 1 else 's'}"
 
     def finish(self) -> None:
         if self.enabled and self._last_draw:

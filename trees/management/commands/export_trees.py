@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -11,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from trees.formats import FORMATS
 from trees.management.progress import ProgressBar
 from trees.models import Dataset
-from trees.services import trees_export
+from trees.services import counted, trees_export
 
 
 class Command(BaseCommand):
@@ -41,13 +40,13 @@ class Command(BaseCommand):
             }
         output = options["output"]
         if output == "-":
-            out = sys.stdout
+            out = self.stdout._out
         elif output.endswith(".gz"):
             out = gzip.open(output, "wt", encoding="utf-8")  # noqa: SIM115
         else:
             out = open(output, "w", encoding="utf-8")  # noqa: SIM115
         total = dataset.trees.count()
-        progress = ProgressBar(self.stderr._out, total=total, unit="trees")
+        progress = ProgressBar(self.stderr._out, total=total, unit="tree")
         count = 0
         try:
             for count, piece in enumerate(
@@ -57,8 +56,11 @@ class Command(BaseCommand):
                 out.write(piece)
                 progress.update(count, count)
         finally:
-            if out is not sys.stdout:
+            if output != "-":
                 out.close()
         progress.finish()
-        if output != "-":
-            self.stdout.write(f"exported {total:,} trees of {dataset.name} to {output}")
+        if output == "-":
+            # Standard output holds the trees: the summary goes beside the progress bar.
+            self.stderr.write(f"exported {counted(total, 'tree')} of {dataset.name}")
+        else:
+            self.stdout.write(f"exported {counted(total, 'tree')} of {dataset.name} to {output}")

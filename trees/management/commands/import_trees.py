@@ -7,7 +7,9 @@ import os
 import sys
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from trees.formats import FORMATS
 from trees.management.progress import ProgressBar
@@ -43,7 +45,7 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error.strerror}", returncode=2) from None
         total = None if path == "-" else os.path.getsize(path)
-        progress = ProgressBar(self.stderr._out, total=total, unit="items")
+        progress = ProgressBar(self.stderr._out, total=total, unit="item")
         limits = ImportLimits.from_settings(
             max_text_chars=options["max_text_chars"],
             max_depth=options["max_depth"],
@@ -52,9 +54,16 @@ class Command(BaseCommand):
         format_options = {}
         if options["format_name"] == "potato":
             format_options = {"id_key": options["id_key"], "tree_key": options["tree_key"]}
-        with source:
+        # A new dataset is only kept if the import is.
+        with source, transaction.atomic():
+            try:
+                dataset = dataset_get_or_create(options["dataset"])
+            except ValidationError as error:
+                raise CommandError(
+                    f'dataset name "{options["dataset"]}": {" ".join(error.messages)}', returncode=2
+                ) from None
             report = tree_import(
-                dataset=dataset_get_or_create(options["dataset"]),
+                dataset=dataset,
                 source=source,
                 format_name=options["format_name"],
                 options=format_options,
@@ -63,6 +72,8 @@ class Command(BaseCommand):
                 limits=limits,
                 progress=progress.update,
             )
+            if not report.committed:
+                transaction.set_rollback(True)
         progress.finish()
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), indent=2))

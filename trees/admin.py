@@ -1,0 +1,441 @@
+"""The admin for datasets, trees and messages: the main management surface.
+
+Thin on purpose: imports and exports go through ``trees.services`` exactly as
+the ``import_trees`` and ``export_trees`` commands do, and every read that
+needs more than one row's fields comes from ``trees.selectors``.
+
+Trees and messages are read-only here. They come from imports (a correction
+is a re-import with "replace"), and a tree's state belongs to the collection
+workflow, whose transitions also settle leases and tasks: a free edit of
+either in a form would bypass both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import models, transaction
+from django.db.models import F, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.http import content_disposition_header
+from django.utils.text import Truncator
+
+from trees.formats import FORMATS
+from trees.models import ConversationTree, Dataset, Message
+from trees.selectors import datasets_with_counts, tree_outline, trees_with_counts
+from trees.services import ImportReport, dataset_get_or_create, tree_import, trees_export
+
+# A tree page lists its messages inline up to this many; beyond, the page
+# would grow with the tree, so it links to the message list instead.
+INLINE_MESSAGE_LIMIT = 200
+SHORT_TEXT_CHARS = 80
+
+
+def _changelist_url(model: type, **filters: Any) -> str:
+    url = reverse(f"admin:trees_{model._meta.model_name}_changelist")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
+class DeletesWholeTrees:
+    """Deleting a dataset or a tree: a summary of what goes with it, by counts.
+
+    Django's own confirmation page lists every related object, which for a
+    dataset means every message. This one counts, per model, what the
+    delete cascades to (found through the reverse relations, so this app
+    needs to know nothing of the apps built on it) and lists what protects
+    the objects (a project over a dataset). Messages cannot be deleted on
+    their own (``MessageAdmin``); permission to delete the tree is what counts.
+    """
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, set[str], Any]:
+        objs = list(objs)
+        model = self.model  # type: ignore[attr-defined]
+        counts: dict[str, int] = {model._meta.verbose_name_plural: len(objs)}
+        protected: list[str] = []
+        if model is Dataset:
+            trees = ConversationTree.objects.filter(dataset__in=objs)
+            counts[ConversationTree._meta.verbose_name_plural] = trees.count()
+            protected = _protecting(Dataset, objs)
+        else:
+            trees = ConversationTree.objects.filter(pk__in=[obj.pk for obj in objs])
+        protected += _protecting(ConversationTree, trees)
+        for relation in ConversationTree._meta.related_objects:
+            if relation.on_delete is models.CASCADE:
+                related = relation.related_model
+                count = related._default_manager.filter(**{f"{relation.field.name}__in": trees}).count()
+                if count:
+                    counts[related._meta.verbose_name_plural] = count
+        summary = [f"{model._meta.verbose_name}: {obj}" for obj in objs]
+        summary += [
+            f"{count:,} {name}" for name, count in counts.items() if name != model._meta.verbose_name_plural
+        ]
+        perms_needed = set() if self.has_delete_permission(request) else {model._meta.verbose_name}  # type: ignore[attr-defined]
+        return summary, counts, perms_needed, protected
+
+
+def _protecting(model: type[models.Model], objs: Any) -> list[str]:
+    """Objects that refuse the delete of ``objs`` (``on_delete=PROTECT``), named."""
+    found = []
+    for relation in model._meta.related_objects:
+        if relation.on_delete is models.PROTECT:
+            related = relation.related_model
+            for obj in related._default_manager.filter(**{f"{relation.field.name}__in": objs})[:20]:
+                found.append(f"{related._meta.verbose_name}: {obj}")
+    return found
+
+
+# Datasets: counts, import, export
+
+
+class TreeImportForm(forms.Form):
+    """What ``import_trees`` takes on the command line, as a form."""
+
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.order_by("name"),
+        required=False,
+        help_text="Import into this dataset…",
+    )
+    new_dataset = forms.SlugField(
+        max_length=Dataset._meta.get_field("name").max_length,
+        required=False,
+        label="or a new dataset",
+        help_text="…or into a new dataset with this name (letters, digits, - and _).",
+    )
+    file = forms.FileField(help_text="JSON, JSON array or JSONL; a gzip file is read as such.")
+    format_name = forms.ChoiceField(label="Format", choices=[(name, name) for name in FORMATS])
+    id_key = forms.CharField(
+        label="Potato id key", initial="id", required=False, max_length=100, help_text="The item id's key."
+    )
+    tree_key = forms.CharField(
+        label="Potato tree key", initial="tree", required=False, max_length=100, help_text="The tree's key."
+    )
+    skip_invalid = forms.BooleanField(
+        required=False, help_text="Import the good items and list the bad ones (otherwise all or nothing)."
+    )
+    replace = forms.BooleanField(
+        required=False, help_text="Replace trees whose id the dataset already has (otherwise refused)."
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        dataset, name = data.get("dataset"), data.get("new_dataset")
+        if dataset and name:
+            raise forms.ValidationError("Pick an existing dataset or name a new one, not both.")
+        if not dataset and not name and "new_dataset" not in self.errors:
+            raise forms.ValidationError("Pick a dataset or name a new one.")
+        if name:
+            if Dataset.objects.filter(name=name).exists():
+                self.add_error("new_dataset", f'A dataset named "{name}" already exists: pick it above.')
+            elif not self.user.has_perm("trees.add_dataset"):
+                self.add_error("new_dataset", "You may not create datasets.")
+        if data.get("replace") and not self.user.has_perm("trees.change_conversationtree"):
+            self.add_error("replace", "You may not replace trees.")
+        return data
+
+    def format_options(self) -> dict[str, str]:
+        """The reader's options, as ``import_trees`` passes them: only potato has any."""
+        if self.cleaned_data["format_name"] != "potato":
+            return {}
+        return {
+            "id_key": self.cleaned_data["id_key"] or "id",
+            "tree_key": self.cleaned_data["tree_key"] or "tree",
+        }
+
+
+def import_from_form(form: TreeImportForm) -> tuple[ImportReport, Dataset | None]:
+    """Run the import the form describes; nothing stays written unless it commits.
+
+    ``tree_import`` rolls its own work back on failure; the outer transaction
+    also takes back a dataset created for it, so a failed upload leaves no
+    empty dataset behind. Returns the dataset only when the import committed.
+    """
+    data = form.cleaned_data
+    upload = data["file"]
+    upload.seek(0)
+    with transaction.atomic():
+        dataset = data["dataset"] or dataset_get_or_create(data["new_dataset"])
+        report = tree_import(
+            dataset=dataset,
+            source=upload.file,
+            format_name=data["format_name"],
+            options=form.format_options(),
+            skip_invalid=data["skip_invalid"],
+            replace=data["replace"],
+        )
+        if not report.committed:
+            transaction.set_rollback(True)
+            return report, None
+    return report, dataset
+
+
+def _export_filename(datasets: list[Dataset], format_name: str) -> str:
+    # Dataset names are slugs, so they are safe in a file name as they are.
+    stem = datasets[0].name if len(datasets) == 1 else f"{len(datasets)}-datasets"
+    return f"{stem}.{format_name}.jsonl"
+
+
+def export_response(datasets: list[Dataset], format_name: str) -> StreamingHttpResponse:
+    """The datasets' trees in ``format_name``, one after another.
+
+    Every writer ends each item with a newline, so the concatenation is
+    still valid JSONL. Item ids are only unique within a dataset: importing
+    an export of several datasets into one may find repeated ids.
+    """
+
+    def pieces() -> Iterator[str]:
+        for dataset in datasets:
+            yield from trees_export(dataset=dataset, format_name=format_name)
+
+    response = StreamingHttpResponse(pieces(), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=_export_filename(datasets, format_name)
+    )
+    return response
+
+
+def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse]:
+    def export(
+        modeladmin: DatasetAdmin, request: HttpRequest, queryset: QuerySet[Dataset]
+    ) -> StreamingHttpResponse:
+        # The changelist queryset carries the count subqueries; the export
+        # needs none of them.
+        datasets = list(Dataset.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
+        return export_response(datasets, format_name)
+
+    export.__name__ = f"export_{format_name}"
+    return admin.action(permissions=["view"], description=f"Export as {format_name} JSONL")(export)
+
+
+@admin.register(Dataset)
+class DatasetAdmin(DeletesWholeTrees, admin.ModelAdmin):
+    list_display = ("name", "tree_count", "message_count", "created_at")
+    search_fields = ("name",)
+    fields = ("name", "description", "tree_count", "message_count", "created_at", "updated_at")
+    readonly_fields = ("tree_count", "message_count", "created_at", "updated_at")
+    actions = [_export_action(name) for name in FORMATS]
+    change_list_template = "admin/trees/dataset/change_list.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
+        return datasets_with_counts(super().get_queryset(request))
+
+    @admin.display(description="trees", ordering="tree_count")
+    def tree_count(self, dataset: Dataset) -> str:
+        if dataset.pk is None:
+            return "-"
+        url = _changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
+        return format_html('<a href="{}">{}</a>', url, f"{dataset.tree_count:,}")
+
+    @admin.display(description="messages", ordering="message_count")
+    def message_count(self, dataset: Dataset) -> str:
+        return "-" if dataset.pk is None else f"{dataset.message_count:,}"
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default patterns, whose "<path:object_id>/" would take "import/".
+        return [
+            path("import/", self.admin_site.admin_view(self.import_view), name="trees_dataset_import"),
+            *super().get_urls(),
+        ]
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("trees.add_conversationtree")
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        extra_context = {**(extra_context or {}), "can_import_trees": self.has_import_permission(request)}
+        return super().changelist_view(request, extra_context)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a file: on success a summary and the imported trees, otherwise every problem."""
+        if not self.has_import_permission(request):
+            raise PermissionDenied
+        report = None
+        if request.method == "POST":
+            form = TreeImportForm(request.POST, request.FILES, user=request.user)
+            if form.is_valid():
+                report, dataset = import_from_form(form)
+                if dataset is not None:
+                    messages.success(request, report.summary())
+                    if not report.errors:
+                        return HttpResponseRedirect(
+                            _changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
+                        )
+        else:
+            form = TreeImportForm(user=request.user)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import trees",
+            "opts": self.opts,
+            "has_view_permission": self.has_view_permission(request),
+            "form": form,
+            "report": report,
+        }
+        return TemplateResponse(request, "admin/trees/dataset/import_form.html", context)
+
+
+# Trees: read-only, with the whole tree drawn on the page
+
+
+class MessageInline(admin.TabularInline):
+    """The tree's messages as a table (only for trees up to ``INLINE_MESSAGE_LIMIT``)."""
+
+    model = Message
+    fk_name = "tree"
+    fields = ("external_id", "parent_external_id", "role", "depth", "position", "short_text", "deleted")
+    readonly_fields = fields
+    ordering = ("depth", "position", "pk")
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = True
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Message]:
+        # The parent's id in the same query, without loading the parent's text.
+        return super().get_queryset(request).annotate(parent_external=F("parent__external_id"))
+
+    @admin.display(description="parent")
+    def parent_external_id(self, message: Message) -> str:
+        return message.parent_external or "-"
+
+    @admin.display(description="text")
+    def short_text(self, message: Message) -> str:
+        return Truncator(message.text).chars(SHORT_TEXT_CHARS)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ConversationTree)
+class ConversationTreeAdmin(DeletesWholeTrees, admin.ModelAdmin):
+    list_display = ("external_id", "dataset", "state", "message_count", "created_at")
+    list_filter = ("dataset", "state")
+    list_select_related = ("dataset",)
+    # Case-sensitive prefix: no UPPER() around the column, and an exact id
+    # (what people paste) matches too.
+    search_fields = ("external_id__startswith",)
+    search_help_text = "Tree ids starting with the text (case-sensitive)."
+    fields = ("dataset", "external_id", "state", "metadata", "message_count", "created_at", "updated_at")
+    readonly_fields = fields
+    change_form_template = "admin/trees/conversationtree/change_form.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ConversationTree]:
+        return trees_with_counts(super().get_queryset(request)).select_related("dataset")
+
+    @admin.display(description="messages", ordering="message_count")
+    def message_count(self, tree: ConversationTree) -> str:
+        return f"{tree.message_count:,}"
+
+    def get_inlines(self, request: HttpRequest, obj: ConversationTree | None) -> list[type]:
+        if obj is not None and obj.message_count <= INLINE_MESSAGE_LIMIT:
+            return [MessageInline]
+        return []
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # trees come from imports
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # see the module docstring
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: ConversationTree | None = None,
+    ) -> HttpResponse:
+        if obj is not None:
+            context["tree_outline"] = tree_outline(obj)
+            if obj.message_count > INLINE_MESSAGE_LIMIT:
+                context["message_count"] = obj.message_count
+                context["message_list_url"] = _changelist_url(Message, tree=obj.pk)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+# Messages: read-only, found through their tree
+
+
+class TreeListFilter(admin.SimpleListFilter):
+    """Messages of one tree, chosen by a link from the tree's page.
+
+    Offers no list of trees (there may be millions): it only shows, and lets
+    one clear, the tree already chosen.
+    """
+
+    title = "tree"
+    parameter_name = "tree"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[Any, str]]:
+        value = self.value()
+        if not value or not value.isdigit():
+            return []
+        return list(ConversationTree.objects.filter(pk=value).values_list("pk", "external_id"))
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Message]) -> QuerySet[Message]:
+        value = self.value()
+        if not value:
+            return queryset
+        return queryset.filter(tree_id=value) if value.isdigit() else queryset.none()
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ("tree", "external_id", "role", "short_text", "depth")
+    list_display_links = ("external_id",)
+    list_select_related = ("tree",)
+    list_filter = (TreeListFilter, "role", "tree__dataset")
+    search_fields = ("external_id__exact", "tree__external_id__exact")
+    search_help_text = "A message id or a tree id, exactly."
+    # Counting every message of a large table for "N total" costs more than the page.
+    show_full_result_count = False
+    fields = (
+        "tree",
+        "parent",
+        "external_id",
+        "role",
+        "text",
+        "lang",
+        "depth",
+        "position",
+        "author",
+        "synthetic",
+        "model_name",
+        "review_count",
+        "review_result",
+        "rank",
+        "deleted",
+        "metadata",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="text")
+    def short_text(self, message: Message) -> str:
+        return Truncator(message.text).chars(SHORT_TEXT_CHARS)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # messages come from imports
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting one message would cut its replies off the tree.
+        return False
