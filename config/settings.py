@@ -4,6 +4,7 @@ Every switch has a safe production default except the ones that cannot have
 one: SECRET_KEY must be given unless DEBUG is on.
 """
 
+import contextlib
 from pathlib import Path
 
 import dj_database_url
@@ -106,7 +107,10 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
+# whitenoise warns on every request when its root is missing (before collectstatic).
+with contextlib.suppress(OSError):
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -131,6 +135,18 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# The JSON API (/api/v1/). Session authentication for the annotator's pages
+# (with CSRF); token authentication comes with the integrations API. Every
+# error has one JSON shape (annotation/api/errors.py).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["annotation.api.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
 
 # Limits every tree import enforces (the import commands can lower or raise
 # them per run).

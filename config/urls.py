@@ -1,6 +1,8 @@
 from django.contrib import admin
-from django.urls import path
-from django.views.generic import RedirectView
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from annotation import views as annotation_views
 
 admin.site.site_header = "Branchpoint"
 admin.site.site_title = "Branchpoint admin"
@@ -8,5 +10,9 @@ admin.site.index_title = "Datasets, projects and people"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/v1/", include("annotation.api.urls")),
+    path("", include("annotation.urls")),
+    path("", annotation_views.home, name="home"),
 ]

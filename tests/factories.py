@@ -7,16 +7,18 @@ from django.contrib.auth import get_user_model
 
 from trees.models import ConversationTree, Dataset, Message
 
+PASSWORD = "correct-horse-battery"
+
 
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
         django_get_or_create = ("username",)
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
-    password = factory.PostGenerationMethodCall("set_password", "correct-horse-battery")
+    # Hashed before the user is saved, so the stored password works for logins.
+    password = factory.django.Password(PASSWORD)
 
 
 class StaffFactory(UserFactory):
@@ -50,3 +52,115 @@ class MessageFactory(factory.django.DjangoModelFactory):
     role = "user"
     text = factory.Faker("sentence")
     depth = factory.LazyAttribute(lambda message: message.parent.depth + 1 if message.parent else 0)
+
+
+class ChainTreeFactory(ConversationTreeFactory):
+    """A tree whose messages form one chain, user and assistant taking turns:
+    ``ChainTreeFactory(chain=500)`` (3 messages by default)."""
+
+    class Meta:
+        skip_postgeneration_save = True
+
+    @factory.post_generation
+    def chain(tree, create, extracted, **kwargs):
+        if not create:
+            return
+        parent = None
+        for depth in range(3 if extracted is None else extracted):
+            parent = MessageFactory(
+                tree=tree,
+                parent=parent,
+                external_id=f"m{depth}",
+                role="user" if depth % 2 == 0 else "assistant",
+                text=f"message {depth}",
+            )
+
+
+class PotatoTreeFactory(factory.Factory):
+    """A tree read from a Potato item by ``tree_import``, as an upload would be:
+    ``PotatoTreeFactory(item={"id": "conv_001", "tree": {...}})``."""
+
+    class Meta:
+        model = ConversationTree
+
+    dataset = factory.SubFactory(DatasetFactory)
+    item = factory.Sequence(
+        lambda n: {"id": f"item_{n:03d}", "tree": {"id": "root", "role": "user", "content": "Hello"}}
+    )
+
+    @classmethod
+    def _create(cls, model_class, *, dataset, item):
+        import io
+        import json
+
+        from trees.services import tree_import
+
+        tree_import(dataset=dataset, source=io.BytesIO(json.dumps(item).encode()), format_name="potato")
+        return model_class.objects.get(dataset=dataset, external_id=item["id"])
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    """A project made by ``project_create`` (config validated, the dataset's trees made items)."""
+
+    class Meta:
+        model = "annotation.Project"
+
+    name = factory.Sequence(lambda n: f"project-{n}")
+    dataset = factory.SubFactory(DatasetFactory)
+    config_yaml = (
+        "annotation_schemes:\n"
+        "  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}\n"
+    )
+
+    @classmethod
+    def _create(cls, model_class, **kwargs):
+        from annotation.projects import project_create
+
+        return project_create(**kwargs)
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "annotation.Membership"
+
+    project = factory.SubFactory(ProjectFactory)
+    user = factory.SubFactory(UserFactory)
+    role = "annotator"
+
+
+class AnnotationFactory(factory.django.DjangoModelFactory):
+    """An answer stored as is (no scheme validation): give a payload the project's scheme accepts."""
+
+    class Meta:
+        model = "annotation.Annotation"
+
+    project = factory.SubFactory(ProjectFactory)
+    tree = factory.SubFactory(ConversationTreeFactory, dataset=factory.SelfAttribute("..project.dataset"))
+    user = factory.SubFactory(UserFactory)
+    scheme = "quality"
+    payload = factory.LazyFunction(lambda: {"rating": 3})
+    status = "submitted"
+    source = "human"
+
+
+class AssignmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "annotation.Assignment"
+
+    project = factory.SubFactory(ProjectFactory)
+    tree = factory.SubFactory(ConversationTreeFactory, dataset=factory.SelfAttribute("..project.dataset"))
+    user = factory.SubFactory(UserFactory)
+    status = "submitted"
+
+
+class PersonaFactory(UserFactory):
+    """A named person of service tests, who never signs in with a password:
+    ``PersonaFactory(username="alice")`` skips the deliberately slow hashing."""
+
+    password = factory.LazyFunction(lambda: unusable_password())  # saved with the user, no hook
+
+
+def unusable_password() -> str:
+    from django.contrib.auth.hashers import make_password
+
+    return make_password(None)

@@ -1,0 +1,341 @@
+"""The admin for projects, their members, and the judgements made in them.
+
+Thin on purpose, like the trees admin: a project's configuration is checked
+by the same parser the services use and saved through ``project_create`` /
+``project_config_update``; members are added and removed through
+``membership_add`` / ``membership_remove``; exports and the import page call
+``annotations_export`` and ``annotations_import``, as the commands do.
+
+Annotations and assignments are read-only here: they change through the
+pages (with their version checks and lease counts) or through an import,
+and a free edit in a form would bypass both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.forms import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.http import content_disposition_header
+
+from annotation.config import ProjectConfig, parse_config
+from annotation.exports import EXPORTS, annotations_export
+from annotation.imports import AnnotationImportReport, annotations_import
+from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
+from annotation.problems import ProblemsError
+from annotation.projects import membership_add, membership_remove, project_config_update, project_create
+
+IMPORT_URL_NAME = "annotation_annotation_import"
+
+
+def _changelist_url(model: type, **filters: Any) -> str:
+    url = reverse(f"admin:annotation_{model._meta.model_name}_changelist")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
+def _count_of(queryset: QuerySet, group_by: str) -> Coalesce:
+    """A correlated ``COUNT(*)``: one number per row in the same query, without multiplying rows."""
+    counted = queryset.order_by().values(group_by).annotate(count=Count("pk")).values("count")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+# Projects: configuration checked on the form, members inline, exports as actions
+
+
+class ProjectForm(forms.ModelForm):
+    class Meta:
+        model = Project
+        fields = ("name", "title", "dataset", "mode", "config_yaml", "instructions")
+        widgets = {"config_yaml": forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "vLargeTextField"})}
+
+    parsed_config: ProjectConfig | None = None
+
+    def clean_config_yaml(self) -> str:
+        """Every problem of the YAML, each with its key path, as the field's errors."""
+        text = self.cleaned_data["config_yaml"]
+        try:
+            self.parsed_config = parse_config(text)
+        except ProblemsError as error:
+            raise ValidationError([str(problem) for problem in error.problems], code="config") from None
+        return text
+
+
+class MembershipInline(admin.TabularInline):
+    """Members and their roles. A row is added or removed, not edited: a new role is a new row."""
+
+    model = Membership
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    autocomplete_fields = ("user",)
+    extra = 1
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Membership]:
+        return super().get_queryset(request).select_related("user")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def export_response(projects: list[Project], format_name: str) -> StreamingHttpResponse:
+    """The projects' submitted annotations in ``format_name``, one project after another."""
+
+    def lines() -> Iterator[str]:
+        for project in projects:
+            yield from annotations_export(project=project, format_name=format_name)
+
+    stem = projects[0].name if len(projects) == 1 else f"{len(projects)}-projects"
+    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{stem}.{format_name}.jsonl"
+    )
+    return response
+
+
+def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse]:
+    def export(
+        modeladmin: ProjectAdmin, request: HttpRequest, queryset: QuerySet[Project]
+    ) -> StreamingHttpResponse:
+        # The changelist queryset carries the count subqueries; the export needs none.
+        projects = list(Project.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
+        return export_response(projects, format_name)
+
+    export.__name__ = f"export_{format_name}"
+    description = f"Export submitted annotations as {format_name} JSONL"
+    return admin.action(permissions=["view"], description=description)(export)
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectForm
+    list_display = ("name", "title", "dataset", "mode", "item_count", "submitted_count", "created_at")
+    list_filter = ("mode",)
+    list_select_related = ("dataset",)
+    search_fields = ("name", "title")
+    inlines = [MembershipInline]
+    actions = [_export_action(name) for name in EXPORTS]
+    change_form_template = "admin/annotation/project/change_form.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                item_count=_count_of(ProjectItem.objects.filter(project=OuterRef("pk")), "project"),
+                submitted_count=_count_of(
+                    Annotation.objects.filter(project=OuterRef("pk"), status=Annotation.Status.SUBMITTED),
+                    "project",
+                ),
+            )
+        )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None) -> tuple[str, ...]:
+        # A project's answers name the nodes of its dataset's trees: it cannot move to another dataset.
+        return ("dataset",) if obj is not None else ()
+
+    @admin.display(description="items", ordering="item_count")
+    def item_count(self, project: Project) -> str:
+        return f"{project.item_count:,}"
+
+    @admin.display(description="submitted answers", ordering="submitted_count")
+    def submitted_count(self, project: Project) -> str:
+        url = _changelist_url(Annotation, project__id__exact=project.pk, status__exact="submitted")
+        return format_html('<a href="{}">{}</a>', url, f"{project.submitted_count:,}")
+
+    def save_model(self, request: HttpRequest, obj: Project, form: ProjectForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            if "config_yaml" in form.changed_data:
+                project_config_update(project=obj, config_yaml=obj.config_yaml)
+        else:
+            created = project_create(
+                name=obj.name,
+                dataset=obj.dataset,
+                config_yaml=obj.config_yaml,
+                title=obj.title,
+                instructions=obj.instructions,
+                mode=obj.mode,
+            )
+            # The admin goes on with ``obj`` (its log entry, the inlines): make it the saved project.
+            for field in Project._meta.concrete_fields:
+                setattr(obj, field.attname, getattr(created, field.attname))
+            obj._state.adding, obj._state.db = False, created._state.db
+        if form.parsed_config is not None and (not change or "config_yaml" in form.changed_data):
+            self._config_warnings(request, form.parsed_config)
+
+    def _config_warnings(self, request: HttpRequest, config: ProjectConfig) -> None:
+        if config.ignored:
+            messages.warning(
+                request, f"Ignored (Potato settings Branchpoint does not use): {', '.join(config.ignored)}"
+            )
+        for note in config.notes:
+            messages.warning(request, note)
+
+    def save_formset(
+        self, request: HttpRequest, form: ProjectForm, formset: BaseInlineFormSet, change: bool
+    ) -> None:
+        if formset.model is not Membership:
+            super().save_formset(request, form, formset, change)
+            return
+        # Collect the rows' changes without saving them, then apply them through the services.
+        formset.save(commit=False)
+        project = form.instance
+        for membership in formset.deleted_objects:
+            membership_remove(project=project, user=membership.user, role=membership.role)
+        for membership in formset.new_objects:
+            membership_add(project=project, user=membership.user, role=membership.role)
+
+
+# Annotations and assignments: read-only, with an import page
+
+
+class AnnotationImportForm(forms.Form):
+    """What ``import_annotations`` takes on the command line, as a form."""
+
+    project = forms.ModelChoiceField(queryset=Project.objects.order_by("name"))
+    file = forms.FileField(
+        help_text="Records as export_annotations --format potato writes them: JSONL or a JSON array "
+        "(a gzip file is read as such). All or nothing."
+    )
+
+
+def import_from_form(form: AnnotationImportForm) -> AnnotationImportReport:
+    upload = form.cleaned_data["file"]
+    upload.seek(0)
+    return annotations_import(project=form.cleaned_data["project"], source=upload.file)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    # Counting a large table for "N total" costs more than the page.
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # deleting would leave the items' counts wrong
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(ReadOnlyAdmin):
+    list_display = ("tree", "user", "scheme", "status", "source", "project", "updated_at")
+    list_filter = (
+        ("project", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "scheme",
+        "source",
+        ("user", admin.RelatedOnlyFieldListFilter),
+    )
+    list_select_related = ("project", "tree", "user")
+    search_fields = ("tree__external_id__exact", "user__username__exact")
+    search_help_text = "An item id or a username, exactly."
+    fields = (
+        "project",
+        "tree",
+        "user",
+        "scheme",
+        "status",
+        "source",
+        "version",
+        "answer",
+        "created_at",
+        "updated_at",
+        "submitted_at",
+    )
+    readonly_fields = fields
+    change_list_template = "admin/annotation/annotation/change_list.html"
+
+    @admin.display(description="answer")
+    def answer(self, annotation: Annotation) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(annotation.payload, indent=2, ensure_ascii=False))
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default patterns, whose "<path:object_id>/" would take "import/".
+        return [
+            path("import/", self.admin_site.admin_view(self.import_view), name=IMPORT_URL_NAME),
+            *super().get_urls(),
+        ]
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_staff and request.user.has_perm("annotation.add_annotation")
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        extra_context = {
+            **(extra_context or {}),
+            "can_import_annotations": self.has_import_permission(request),
+        }
+        return super().changelist_view(request, extra_context)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a file: on success a summary and the project's answers, otherwise every problem."""
+        if not self.has_import_permission(request):
+            raise PermissionDenied
+        report = None
+        if request.method == "POST":
+            form = AnnotationImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                report = import_from_form(form)
+                if report.committed:
+                    messages.success(request, report.summary())
+                    project = form.cleaned_data["project"]
+                    return HttpResponseRedirect(_changelist_url(Annotation, project__id__exact=project.pk))
+        else:
+            form = AnnotationImportForm(initial={"project": request.GET.get("project")})
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import annotations",
+            "opts": self.opts,
+            "has_view_permission": self.has_view_permission(request),
+            "form": form,
+            "report": report,
+        }
+        return TemplateResponse(request, "admin/annotation/annotation/import_form.html", context)
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(ReadOnlyAdmin):
+    list_display = (
+        "tree",
+        "user",
+        "status",
+        "project",
+        "version",
+        "leased_at",
+        "lease_expires_at",
+        "submitted_at",
+    )
+    list_filter = (
+        ("project", admin.RelatedOnlyFieldListFilter),
+        "status",
+        ("user", admin.RelatedOnlyFieldListFilter),
+    )
+    list_select_related = ("project", "tree", "user")
+    search_fields = ("tree__external_id__exact", "user__username__exact")
+    search_help_text = "An item id or a username, exactly."
+    fields = (
+        "project",
+        "tree",
+        "user",
+        "status",
+        "version",
+        "leased_at",
+        "lease_expires_at",
+        "submitted_at",
+        "updated_at",
+        "time_spent_ms",
+    )
+    readonly_fields = fields

@@ -1,0 +1,108 @@
+"""One JSON shape for every error the API returns: ``{"code", "message", ...}``.
+
+Problems users can act on keep their location: a refused payload answers
+``{"code": "invalid", "message", "errors": [{"code", "path", "message"}]}``
+with a 400, whether the serializer or a scheme found it. Errors the
+services raise map to their HTTP meaning here, so views never catch them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from annotation.assignment import NoItemAvailable
+from annotation.problems import Problem, ProblemsError, join
+from annotation.submissions import NotAssigned, StaleVersion
+
+# A body listing 100,000 bad node ids helps nobody; the count is kept in the message.
+MAX_LISTED_ERRORS = 100
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's ``EXCEPTION_HANDLER``; returns None (a server error) only for real bugs."""
+    response = _service_error(exc)
+    if response is not None:
+        set_rollback()
+        return response
+    response = drf_exception_handler(exc, context)  # Http404, PermissionDenied, APIException
+    if response is None:
+        return None
+    response.data = _api_error_body(exc)
+    return response
+
+
+def _service_error(exc: Exception) -> Response | None:
+    if isinstance(exc, ProblemsError):
+        return Response(invalid_body(exc.problems), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, StaleVersion):
+        return Response(
+            {"code": "stale_version", "message": str(exc), "current_version": exc.current},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, NotAssigned):
+        # Never having held the item is a matter of rights; the rest are states it moved on to.
+        code = status.HTTP_403_FORBIDDEN if exc.code == "not_assigned" else status.HTTP_409_CONFLICT
+        return Response({"code": exc.code, "message": str(exc)}, status=code)
+    if isinstance(exc, NoItemAvailable):
+        return Response(
+            {"code": "no_items", "reason": exc.reason, "message": exc.message},
+            status=status.HTTP_404_NOT_FOUND,
+        )
+    return None
+
+
+def invalid_body(problems: list[Problem]) -> dict[str, Any]:
+    listed = problems[:MAX_LISTED_ERRORS]
+    first = str(problems[0]) if problems else "the request is not valid"
+    others = len(problems) - 1
+    more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
+    return {
+        "code": "invalid",
+        "message": first + more,
+        "errors": [problem.as_dict() for problem in listed],
+    }
+
+
+def _api_error_body(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, exceptions.ValidationError):
+        return invalid_body(list(_flatten(exc.detail, "")))
+    if isinstance(exc, Http404):
+        return {"code": "not_found", "message": str(exc) or "not found"}
+    if isinstance(exc, PermissionDenied):
+        return {"code": "permission_denied", "message": str(exc) or "you may not do this"}
+    if isinstance(exc, exceptions.APIException):
+        detail = exc.detail
+        codes = exc.get_codes()
+        return {
+            "code": codes if isinstance(codes, str) else exc.default_code,
+            "message": str(detail) if not isinstance(detail, dict | list) else str(exc.default_detail),
+        }
+    return {"code": "error", "message": str(exc)}
+
+
+def _flatten(detail: Any, path: str) -> Iterator[Problem]:
+    """DRF's nested error details as located problems (``annotations``, ``version``, ...)."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            # Errors about the body as a whole come under non_field_errors: they have no path.
+            if key == "non_field_errors":
+                yield from _flatten(value, path)
+            else:
+                yield from _flatten(value, join(path, key if isinstance(key, int) else str(key)))
+    elif isinstance(detail, list):
+        for index, value in enumerate(detail):
+            if isinstance(value, dict | list):
+                yield from _flatten(value, join(path, index))
+            else:
+                yield from _flatten(value, path)
+    else:
+        code = getattr(detail, "code", None) or "invalid"
+        yield Problem(path, str(detail), code)

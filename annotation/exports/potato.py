@@ -1,0 +1,55 @@
+"""Potato-style JSONL: one record per item and annotator.
+
+::
+
+    {"id": "conv_001", "user": "alice", "status": "submitted",
+     "annotations": {"response_quality": {"node_annotations": {"resp_a": {"rating": 4}},
+                                          "selected_path": ["root", "resp_a", "user_2"]}},
+     "updated_at": "2025-01-31T09:30:00.000000Z"}
+
+``annotations`` holds each scheme's payload exactly as stored (the shape
+Potato documents for its output), in the order the config lists the schemes.
+``status`` is ``submitted``, ``draft`` or ``skipped``; ``updated_at`` is the
+latest change to any of the answers, in UTC. ``import_annotations`` reads
+these records back, so an export imported into another project over the same
+dataset exports the same records again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from annotation.config import ProjectConfig
+from annotation.exports.rows import ItemAnnotations
+from trees.formats.jsonstream import encode
+
+NAME = "potato"
+UNIT = "record"
+NEEDS_TEXT = False
+DESCRIPTION = "one record per item and annotator: {id, user, status, annotations, updated_at}"
+
+
+def timestamp(value: datetime) -> str:
+    """ISO 8601 in UTC with microseconds, so that a re-import keeps the exact time."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def record(item: ItemAnnotations, scheme_order: dict[str, int]) -> dict[str, Any]:
+    # Schemes no longer in the config (it was edited) come last, by name.
+    names = sorted(item.annotations, key=lambda name: (scheme_order.get(name, len(scheme_order)), name))
+    return {
+        "id": item.tree,
+        "user": item.user,
+        "status": item.status,
+        "annotations": {name: item.annotations[name] for name in names},
+        "updated_at": timestamp(item.updated_at),
+    }
+
+
+def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[str]:
+    """One JSON line per item and annotator."""
+    scheme_order = {scheme.name: index for index, scheme in enumerate(config.schemes)}
+    for item in items:
+        yield encode(record(item, scheme_order)) + "\n"

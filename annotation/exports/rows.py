@@ -1,0 +1,189 @@
+"""What every annotation export reads: each annotator's answers for an item, with the tree's texts.
+
+The one place exports touch the database. Items are read in pages of
+``chunk_size`` trees, each page in a constant number of queries whatever the
+trees' sizes or the number of annotators: the page's tree ids, then the
+page's annotations (with the tree's and the user's names joined in), then —
+only for formats that quote the conversation — the page's messages. Pages
+are keyed by tree id, not held open as a cursor, so a slow reader of a
+streamed download keeps no transaction alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotation.models import Annotation, Project
+from trees.models import Message
+
+CHUNK_TREES = 500
+DRAFT, SUBMITTED, SKIPPED = Annotation.Status.DRAFT, Annotation.Status.SUBMITTED, Annotation.Status.SKIPPED
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One message of a tree, as exports quote it."""
+
+    parent: str | None
+    role: str
+    text: str
+    position: int
+    deleted: bool
+
+
+@dataclass
+class TreeText:
+    """A tree's messages by external id, for quoting paths and finding siblings."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, str) and node in self.nodes
+
+    def path_to(self, node: str) -> list[str] | None:
+        """Node ids from the root down to ``node``; None when a node on the way is missing."""
+        path: list[str] = []
+        current: str | None = node
+        while current is not None:
+            message = self.nodes.get(current)
+            if message is None or len(path) > len(self.nodes):  # missing, or a cycle
+                return None
+            path.append(current)
+            current = message.parent
+        path.reverse()
+        return path
+
+    @cached_property
+    def order(self) -> dict[str, int]:
+        """Each node's index in document order (parent first, siblings by position), iteratively."""
+        children: dict[str | None, list[str]] = {}
+        for node_id, node in self.nodes.items():
+            children.setdefault(node.parent, []).append(node_id)
+        for siblings in children.values():
+            siblings.sort(key=lambda node_id: self.nodes[node_id].position)
+        order: dict[str, int] = {}
+        stack = list(reversed(children.get(None, [])))
+        while stack:
+            node_id = stack.pop()
+            if node_id in order:
+                continue
+            order[node_id] = len(order)
+            stack.extend(reversed(children.get(node_id, [])))
+        return order
+
+    def messages(self, path: list[str]) -> list[dict[str, str]]:
+        """``[{role, content}]`` for the nodes of ``path``."""
+        return [{"role": self.nodes[node].role, "content": self.nodes[node].text} for node in path]
+
+
+@dataclass
+class ItemAnnotations:
+    """One annotator's answers for one item: the unit every export format works on."""
+
+    tree: str  # the item's external id
+    user: str  # the annotator's username
+    status: str
+    updated_at: datetime
+    annotations: dict[str, Any]  # scheme name: payload
+    text: TreeText | None = None
+
+
+def item_status(statuses: Collection[str]) -> str:
+    """The status of an item from its answers' statuses.
+
+    Answers of one item share a status (a submit or a skip moves them all);
+    should they ever differ — an answer written straight to the database,
+    say — any draft makes the item work in progress.
+    """
+    if DRAFT in statuses:
+        return DRAFT
+    if SUBMITTED in statuses:
+        return SUBMITTED
+    return SKIPPED
+
+
+def item_annotations(
+    *,
+    project: Project,
+    statuses: Collection[str] | None = None,
+    user: AbstractBaseUser | None = None,
+    with_text: bool = False,
+    chunk_size: int = CHUNK_TREES,
+) -> Iterator[ItemAnnotations]:
+    """The project's answers grouped by item and annotator, in tree order then username.
+
+    ``statuses`` keeps only annotations with those statuses (all when None),
+    ``user`` only that annotator's. Two queries per ``chunk_size`` trees, three
+    ``with_text`` (the messages' texts, for pairs and paths).
+    """
+    annotations = Annotation.objects.filter(project=project)
+    if statuses is not None:
+        annotations = annotations.filter(status__in=list(statuses))
+    if user is not None:
+        annotations = annotations.filter(user=user)
+    last = 0
+    while True:
+        tree_ids = list(
+            annotations.filter(tree_id__gt=last)
+            .order_by("tree_id")
+            .values_list("tree_id", flat=True)
+            .distinct()[:chunk_size]
+        )
+        if not tree_ids:
+            return
+        rows = (
+            annotations.filter(tree_id__in=tree_ids)
+            .order_by("tree_id", "user__username", "scheme")
+            .values_list(*_ROW_FIELDS)
+        )
+        texts = tree_texts(tree_ids) if with_text else {}
+        yield from _grouped(rows, texts)
+        if len(tree_ids) < chunk_size:
+            return  # the last page: asking for another would cost a query
+        last = tree_ids[-1]
+
+
+_ROW_FIELDS = ("tree_id", "tree__external_id", "user__username", "scheme", "payload", "status", "updated_at")
+
+
+def _grouped(rows: Any, texts: dict[int, TreeText]) -> Iterator[ItemAnnotations]:
+    current: ItemAnnotations | None = None
+    key: tuple[int, str] | None = None
+    statuses: set[str] = set()
+    for tree_id, external_id, username, scheme, payload, status, updated_at in rows:
+        if (tree_id, username) != key:
+            if current is not None:
+                current.status = item_status(statuses)
+                yield current
+            key, statuses = (tree_id, username), set()
+            current = ItemAnnotations(external_id, username, status, updated_at, {}, texts.get(tree_id))
+        assert current is not None
+        current.annotations[scheme] = payload
+        statuses.add(status)
+        current.updated_at = max(current.updated_at, updated_at)
+    if current is not None:
+        current.status = item_status(statuses)
+        yield current
+
+
+def tree_texts(tree_ids: list[int]) -> dict[int, TreeText]:
+    """The messages of ``tree_ids``, by tree, in one query (no join: parents are mapped here)."""
+    rows = Message.objects.filter(tree_id__in=tree_ids).values_list(
+        "tree_id", "pk", "parent_id", "external_id", "role", "text", "position", "deleted"
+    )
+    external: dict[int, str] = {}
+    pending = []
+    for tree_id, pk, parent_id, external_id, role, text, position, deleted in rows.order_by():
+        external[pk] = external_id
+        pending.append((tree_id, parent_id, external_id, role, text, position, bool(deleted)))
+    texts: dict[int, TreeText] = {tree_id: TreeText() for tree_id in tree_ids}
+    for tree_id, parent_id, external_id, role, text, position, deleted in pending:
+        parent = external.get(parent_id) if parent_id is not None else None
+        texts[tree_id].nodes[external_id] = Node(parent, role, text, position, deleted)
+    return texts

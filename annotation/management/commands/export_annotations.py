@@ -1,0 +1,75 @@
+"""python manage.py export_annotations PROJECT --format potato|pairs|sft [-o FILE]
+[--status submitted|all] [--user U]"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.exports import EXPORTS, STATUSES, annotations_export
+from annotation.models import Project
+from trees.services import counted
+
+
+class Command(BaseCommand):
+    help = "Write PROJECT's annotations to FILE (or standard output) as JSONL; a .gz name writes gzip."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project")
+        parser.add_argument(
+            "--format",
+            required=True,
+            choices=list(EXPORTS),
+            dest="format_name",
+            help="; ".join(f"{name}: {module.DESCRIPTION}" for name, module in EXPORTS.items()),
+        )
+        parser.add_argument("-o", "--output", default="-", help="output file; - for standard output")
+        parser.add_argument(
+            "--status",
+            choices=list(STATUSES),
+            default="submitted",
+            help="submitted answers only (the default), or all: drafts and skips too",
+        )
+        parser.add_argument("--user", help="only this annotator's answers (a username)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            project = Project.objects.get(name=options["project"])
+        except Project.DoesNotExist:
+            raise CommandError(f'no project named "{options["project"]}"', returncode=2) from None
+        user = None
+        if options["user"] is not None:
+            User = get_user_model()
+            try:
+                user = User.objects.get(**{User.USERNAME_FIELD: options["user"]})
+            except User.DoesNotExist:
+                raise CommandError(f'no user named "{options["user"]}"', returncode=2) from None
+        output = options["output"]
+        lines = annotations_export(
+            project=project, format_name=options["format_name"], status=options["status"], user=user
+        )
+        if output == "-":
+            out = self.stdout._out
+        elif output.endswith(".gz"):
+            out = gzip.open(output, "wt", encoding="utf-8")  # noqa: SIM115
+        else:
+            try:
+                out = open(output, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as error:
+                raise CommandError(f"cannot write {output}: {error.strerror}", returncode=2) from None
+        count = 0
+        try:
+            for count, line in enumerate(lines, start=1):  # noqa: B007
+                out.write(line)
+        finally:
+            if output != "-":
+                out.close()
+        summary = f"exported {counted(count, EXPORTS[options['format_name']].UNIT)} of {project.name}"
+        if output == "-":
+            # Standard output holds the export: the summary goes to standard error.
+            self.stderr.write(summary)
+        else:
+            self.stdout.write(f"{summary} to {output}")

@@ -1,0 +1,162 @@
+"""Projects, the people in them, and their judgements of trees.
+
+An annotator's work on one tree of a project is an ``Assignment`` (the lease
+and the item-level state, with the version that guards against stale
+writes); what they answered is one ``Annotation`` per scheme. ``ProjectItem``
+keeps each tree's counts so that handing out work is one indexed query
+whatever the project's size.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from trees.models import ConversationTree, Dataset
+
+
+class Project(models.Model):
+    class Mode(models.TextChoices):
+        ANNOTATE = "annotate", "annotate (judge existing trees)"
+        COLLECT = "collect", "collect (grow trees through tasks)"
+
+    name = models.SlugField(max_length=100, unique=True, help_text="Used on the command line and in URLs.")
+    title = models.CharField(max_length=200, blank=True)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="projects")
+    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.ANNOTATE)
+    config_yaml = models.TextField(
+        "configuration (YAML)", help_text="Potato-compatible annotation_schemes plus Branchpoint's own keys."
+    )
+    # The validated, normalised form of config_yaml; written only by the services.
+    config = models.JSONField(default=dict, editable=False)
+    instructions = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.title or self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        MANAGER = "manager"
+        ANNOTATOR = "annotator"
+        REVIEWER = "reviewer"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user", "role"], name="membership_unique_role"),
+        ]
+        ordering = ["project_id", "role", "user_id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role} of {self.project})"
+
+
+class ProjectItem(models.Model):
+    """A tree as a unit of work in one project, with the counts hand-out needs."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="project_items")
+    # Leases that have not expired plus submissions: what the overlap limits.
+    active_count = models.PositiveIntegerField(default=0)
+    submitted_count = models.PositiveIntegerField(default=0)
+    # A fixed random number per item: "random" order without ORDER BY random().
+    shuffle_key = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "tree"], name="project_item_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "active_count", "tree"], name="item_sequential"),
+            models.Index(fields=["project", "active_count", "shuffle_key"], name="item_random"),
+            models.Index(fields=["project", "submitted_count", "active_count", "tree"], name="item_fewest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tree} in {self.project}"
+
+
+class Assignment(models.Model):
+    """One annotator's work on one item: leased, then submitted or skipped."""
+
+    class Status(models.TextChoices):
+        LEASED = "leased"
+        SUBMITTED = "submitted"
+        SKIPPED = "skipped"
+        EXPIRED = "expired"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="assignments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
+    leased_at = models.DateTimeField(default=timezone.now)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # Bumped by every write to the item's annotations: a write that names an
+    # older version is refused instead of overwriting someone's newer work.
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(default=timezone.now)
+    # Time the annotator had the item open, summed over visits (milliseconds):
+    # one measure per item, whatever the number of schemes answered.
+    time_spent_ms = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "tree", "user"], name="assignment_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "user", "status"], name="assignment_by_user"),
+            models.Index(fields=["project", "status", "lease_expires_at"], name="assignment_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.tree} ({self.status})"
+
+
+class Annotation(models.Model):
+    """An annotator's answer to one scheme of a project for one tree."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        SUBMITTED = "submitted"
+        SKIPPED = "skipped"
+
+    class Source(models.TextChoices):
+        HUMAN = "human"
+        IMPORT = "import"
+        MODEL = "model"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="annotations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
+    scheme = models.CharField(max_length=100)
+    payload = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    version = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "tree", "user", "scheme"], name="annotation_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "status", "updated_at"], name="annotation_by_status"),
+            models.Index(fields=["project", "user", "updated_at"], name="annotation_by_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scheme} by {self.user} on {self.tree}"

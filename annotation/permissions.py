@@ -1,0 +1,89 @@
+"""Who may do what in a project: every permission check goes through here.
+
+Roles come from ``Membership``; superusers may manage every project but only
+annotate where they are annotators, like everyone else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from annotation.models import Membership, Project
+
+MANAGER = Membership.Role.MANAGER
+ANNOTATOR = Membership.Role.ANNOTATOR
+REVIEWER = Membership.Role.REVIEWER
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def roles_in(user: User, project: Project) -> frozenset[str]:
+    """The user's roles in ``project`` (one query, remembered on the user object)."""
+    if not user.is_authenticated:
+        return frozenset()
+    cache: dict[int, frozenset[str]] = user.__dict__.setdefault("_branchpoint_roles", {})
+    if project.pk not in cache:
+        cache[project.pk] = frozenset(
+            Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
+        )
+    return cache[project.pk]
+
+
+def roles_remember(user: User, projects: Iterable[Project]) -> None:
+    """Look up the user's roles in many projects in one query, for pages that list projects.
+
+    Later checks on those projects (``can_annotate`` and the rest) then cost nothing.
+    """
+    if not user.is_authenticated:
+        return
+    cache: dict[int, frozenset[str]] = user.__dict__.setdefault("_branchpoint_roles", {})
+    wanted = {project.pk for project in projects if project.pk not in cache}
+    if not wanted:
+        return
+    found: dict[int, set[str]] = {pk: set() for pk in wanted}
+    for project_id, role in Membership.objects.filter(project_id__in=wanted, user=user).values_list(
+        "project_id", "role"
+    ):
+        found[project_id].add(role)
+    cache.update({pk: frozenset(roles) for pk, roles in found.items()})
+
+
+def forget_roles(user: User) -> None:
+    """Drop remembered roles (after memberships change within one request)."""
+    user.__dict__.pop("_branchpoint_roles", None)
+
+
+def is_admin(user: User) -> bool:
+    return bool(user.is_authenticated and user.is_superuser)
+
+
+def can_view_project(user: User, project: Project) -> bool:
+    return is_admin(user) or bool(roles_in(user, project))
+
+
+def can_annotate(user: User, project: Project) -> bool:
+    return ANNOTATOR in roles_in(user, project)
+
+
+def can_review(user: User, project: Project) -> bool:
+    return is_admin(user) or bool({MANAGER, REVIEWER} & roles_in(user, project))
+
+
+def can_manage(user: User, project: Project) -> bool:
+    return is_admin(user) or MANAGER in roles_in(user, project)
+
+
+def can_see_all_annotations(user: User, project: Project) -> bool:
+    """Managers and reviewers see everyone's answers; annotators only their own."""
+    return can_review(user, project)
+
+
+def visible_projects(user: User) -> QuerySet[Project]:
+    if is_admin(user):
+        return Project.objects.all()
+    if not user.is_authenticated:
+        return Project.objects.none()
+    return Project.objects.filter(memberships__user=user).distinct()

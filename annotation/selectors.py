@@ -1,0 +1,195 @@
+"""Reads for the annotator's pages and API: projects with progress, one item with its answers.
+
+Each selector says what it queries. The counts are fixed: a project list
+costs three queries whatever the number of projects, an item costs four
+whatever the size of its tree (one more when its messages are wanted).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.http import Http404
+
+from annotation import permissions
+from annotation.models import Annotation, Assignment, Project, ProjectItem
+from annotation.projects import project_config
+from annotation.submissions import NotAssigned
+from trees.models import ConversationTree
+from trees.selectors import OutlineRow, tree_outline
+
+SUBMITTED = Assignment.Status.SUBMITTED
+LEASED = Assignment.Status.LEASED
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one annotator and the whole project are."""
+
+    submitted: int  # items this annotator submitted
+    quota: int  # items they may do: the per-user limit, or every item
+    items: int
+    complete: int  # items with their full overlap of submissions
+    holding: bool = False  # whether they hold a leased item right now
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "submitted": self.submitted,
+            "quota": self.quota,
+            "items": self.items,
+            "complete": self.complete,
+        }
+
+
+def _quota(project: Project, items: int) -> int:
+    limit = project_config(project).assignment.max_items_per_user
+    return items if limit is None else min(limit, items)
+
+
+def project_visible_get(*, user: Any, name: str) -> Project:
+    """The project called ``name`` if ``user`` may see it; else Http404 (one query, plus the roles).
+
+    Projects someone may not see answer "not found", so that their names do not leak.
+    """
+    project = Project.objects.filter(name=name).first()
+    if project is None or not permissions.can_view_project(user, project):
+        raise Http404("no such project")
+    return project
+
+
+def project_progress(*, project: Project, user: AbstractBaseUser) -> Progress:
+    """The user's and the project's progress, in one query over the project's items.
+
+    Each item row checks the user's assignment through the (project, tree,
+    user) unique index.
+    """
+    overlap = project_config(project).assignment.annotations_per_item
+    mine = Assignment.objects.filter(project=project, user=user, tree_id=OuterRef("tree_id"))
+    counts = ProjectItem.objects.filter(project=project).aggregate(
+        items=Count("pk"),
+        complete=Count("pk", filter=Q(submitted_count__gte=overlap)),
+        submitted=Count("pk", filter=Q(Exists(mine.filter(status=SUBMITTED)))),
+        holding=Count("pk", filter=Q(Exists(mine.filter(status=LEASED)))),
+    )
+    return Progress(
+        submitted=counts["submitted"],
+        quota=_quota(project, counts["items"]),
+        items=counts["items"],
+        complete=counts["complete"],
+        holding=counts["holding"] > 0,
+    )
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    project: Project
+    progress: Progress
+    can_annotate: bool
+
+
+def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
+    """The projects ``user`` may see, each with its progress: three queries for any number.
+
+    1. the projects, each with the user's submitted count as a subquery;
+    2. the items of all of them, counted by (project, submitted count), which
+       gives both the item count and, against each project's overlap, the
+       complete items;
+    3. the user's roles in all of them (``permissions.roles_remember``).
+    """
+    submitted = (
+        Assignment.objects.filter(project=OuterRef("pk"), user=user, status=SUBMITTED)
+        .order_by()
+        .values("project")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    projects = list(
+        permissions.visible_projects(user)
+        .annotate(my_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), 0))
+        .order_by("name")
+    )
+    histogram: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for project_id, submitted_count, count in (
+        ProjectItem.objects.filter(project__in=[project.pk for project in projects])
+        .order_by()
+        .values("project_id", "submitted_count")
+        .annotate(count=Count("pk"))
+        .values_list("project_id", "submitted_count", "count")
+    ):
+        histogram[project_id].append((submitted_count, count))
+    permissions.roles_remember(user, projects)
+    rows = []
+    for project in projects:
+        overlap = project_config(project).assignment.annotations_per_item
+        counts = histogram[project.pk]
+        items = sum(count for _, count in counts)
+        complete = sum(count for submitted_count, count in counts if submitted_count >= overlap)
+        progress = Progress(
+            submitted=project.my_submitted, quota=_quota(project, items), items=items, complete=complete
+        )
+        rows.append(ProjectRow(project, progress, permissions.can_annotate(user, project)))
+    return rows
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """One annotator's item: the tree, their assignment and answers, and their progress."""
+
+    project: Project
+    tree: ConversationTree
+    assignment: Assignment
+    annotations: dict[str, Any]  # payload by scheme name
+    progress: Progress
+    outline: list[OutlineRow] | None  # the messages in preorder, when asked for
+
+    @property
+    def editable(self) -> bool:
+        """Skipped items are closed; leased, expired (taken back on save) and submitted ones are not."""
+        return self.assignment.status != Assignment.Status.SKIPPED
+
+
+def item_view(*, project: Project, tree_id: int, user: AbstractBaseUser, with_messages: bool) -> ItemView:
+    """The user's own item (never anyone else's answers): four queries, five with the messages.
+
+    1. the assignment with its tree (one join); 2. the user's annotations of
+    it; 3. the progress (``project_progress``); 4. with ``with_messages``, the
+    whole tree (``trees.selectors.tree_outline``).
+
+    Raises Http404 when the tree is not an item of the project and
+    NotAssigned when it is but the user does not hold it.
+    """
+    assignment = (
+        Assignment.objects.select_related("tree").filter(project=project, tree_id=tree_id, user=user).first()
+    )
+    if assignment is None:
+        # Only on this error path: tell "no such item" from "not yours".
+        if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
+            raise Http404("no such item in this project")
+        raise NotAssigned("this item is not assigned to you; ask for the next item")
+    annotations = {
+        scheme: payload
+        for scheme, payload in Annotation.objects.filter(
+            project=project, tree_id=tree_id, user=user
+        ).values_list("scheme", "payload")
+    }
+    return ItemView(
+        project=project,
+        tree=assignment.tree,
+        assignment=assignment,
+        annotations=annotations,
+        progress=project_progress(project=project, user=user),
+        outline=tree_outline(assignment.tree) if with_messages else None,
+    )
+
+
+def item_tree_get(*, project: Project, tree_id: int) -> ConversationTree:
+    """The tree ``tree_id`` if it is an item of ``project``; else Http404 (one query)."""
+    tree = ConversationTree.objects.filter(pk=tree_id, project_items__project=project).first()
+    if tree is None:
+        raise Http404("no such item in this project")
+    return tree

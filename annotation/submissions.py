@@ -1,0 +1,279 @@
+"""Saving what annotators answer: drafts, submissions, skips.
+
+Every write names the item version it was based on; a write based on an
+older version is refused (``StaleVersion``) rather than silently overwriting
+newer work from another tab or device. Payloads are checked by their scheme
+before anything is written: any problem refuses the whole write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED, tree_shape
+from annotation.models import Annotation, Assignment, Project, ProjectItem
+from annotation.problems import Problems, ProblemsError
+from annotation.projects import project_config
+from trees.models import ConversationTree
+
+
+class StaleVersion(Exception):
+    """The write was based on an older version of the item."""
+
+    def __init__(self, current: int):
+        super().__init__(f"this item has changed since you loaded it (now version {current}); reload it")
+        self.current = current
+
+
+class NotAssigned(Exception):
+    """The user holds no assignment for this item (or lost it)."""
+
+    def __init__(self, message: str, code: str = "not_assigned"):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class ItemAnswers:
+    """An annotator's item: their assignment and answers, by scheme."""
+
+    assignment: Assignment
+    annotations: dict[str, Annotation]
+
+    @property
+    def payloads(self) -> dict[str, Any]:
+        return {scheme: annotation.payload for scheme, annotation in self.annotations.items()}
+
+
+def item_answers(*, project: Project, tree: ConversationTree, user: AbstractBaseUser) -> ItemAnswers:
+    """The user's assignment and answers for ``tree`` (two queries)."""
+    try:
+        assignment = Assignment.objects.get(project=project, tree=tree, user=user)
+    except Assignment.DoesNotExist:
+        raise NotAssigned("this item is not assigned to you; ask for the next item") from None
+    annotations = {
+        annotation.scheme: annotation
+        for annotation in Annotation.objects.filter(project=project, tree=tree, user=user)
+    }
+    return ItemAnswers(assignment, annotations)
+
+
+def draft_save(
+    *,
+    project: Project,
+    tree: ConversationTree,
+    user: AbstractBaseUser,
+    answers: Mapping[str, Any],
+    version: int,
+    time_spent_ms: int = 0,
+) -> Assignment:
+    """Keep the answers as a draft and extend the lease."""
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=False)
+
+
+def item_submit(
+    *,
+    project: Project,
+    tree: ConversationTree,
+    user: AbstractBaseUser,
+    answers: Mapping[str, Any],
+    version: int,
+    time_spent_ms: int = 0,
+) -> Assignment:
+    """Submit the answers (every scheme with ``label_requirement`` must be answered)."""
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
+
+
+def _locked_assignment(project: Project, tree: ConversationTree, user: AbstractBaseUser) -> Assignment:
+    try:
+        return Assignment.objects.select_for_update().get(project=project, tree=tree, user=user)
+    except Assignment.DoesNotExist:
+        raise NotAssigned("this item is not assigned to you; ask for the next item") from None
+
+
+def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None:
+    """Take back an item whose lease ran out, if nobody has taken its place since."""
+    overlap = project_config(project).assignment.annotations_per_item
+    updated = ProjectItem.objects.filter(
+        project=project, tree_id=assignment.tree_id, active_count__lt=overlap
+    ).update(active_count=F("active_count") + 1)
+    if not updated:
+        raise NotAssigned(
+            "your time on this item ran out and others have taken it; ask for the next item", "lease_expired"
+        )
+    assignment.status = LEASED
+
+
+@transaction.atomic
+def _write(
+    project: Project,
+    tree: ConversationTree,
+    user: AbstractBaseUser,
+    answers: Mapping[str, Any],
+    version: int,
+    time_spent_ms: int,
+    *,
+    submit: bool,
+) -> Assignment:
+    now = timezone.now()
+    # Time on task is a measurement from the browser: never negative, never absurd (a day).
+    time_spent_ms = min(max(int(time_spent_ms or 0), 0), 86_400_000)
+    config = project_config(project)
+    assignment = _locked_assignment(project, tree, user)
+    if assignment.version != version:
+        raise StaleVersion(assignment.version)
+    if assignment.status == SKIPPED:
+        raise NotAssigned("you skipped this item", "skipped")
+
+    existing = {a.scheme: a for a in Annotation.objects.filter(project=project, tree=tree, user=user)}
+    problems = Problems()
+    if not isinstance(answers, Mapping):
+        problems.add("annotations", "must be an object of scheme name: answer")
+        problems.raise_if_any()
+    names = {scheme.name for scheme in config.schemes}
+    shape = None
+    normalized: dict[str, Any] = {}
+    refused: set[str] = set()
+    cleared: set[str] = set()
+    for name, payload in answers.items():
+        if name not in names:
+            # Paths are relative to the answers, like the schemes' own problems.
+            problems.add(
+                str(name),
+                f"no scheme of that name (expected {', '.join(sorted(names))})",
+                "unknown_scheme",
+            )
+            continue
+        scheme = config.scheme(name)
+        if payload is None:
+            if scheme.annotation_type != "tree_annotation":
+                cleared.add(name)  # null takes the answer back
+                continue
+            payload = {}  # a tree answer keeps its shown orders: only its answers go
+        if scheme.annotation_type in ("tree_annotation", "span") and shape is None:
+            shape = tree_shape(tree)
+        previous = existing[name].payload if name in existing else None
+        value = scheme.validate(payload, name, problems, shape, previous)
+        if value is not None:
+            normalized[name] = value
+        else:
+            refused.add(name)
+    if submit:
+        merged = {name: a.payload for name, a in existing.items() if name not in cleared} | normalized
+        for scheme in config.schemes:
+            # An answer refused above is reported for what is wrong with it, not as missing.
+            if scheme.required and scheme.name not in refused and scheme.is_empty(merged.get(scheme.name)):
+                problems.add(scheme.name, "is required before submitting", "required")
+    problems.raise_if_any()
+
+    if assignment.status == EXPIRED:
+        _reactivate(project, assignment, now)
+    # Once the item is submitted, every answer to it is (a later draft corrects it).
+    finished = submit or assignment.status == SUBMITTED
+    status = Annotation.Status.SUBMITTED if finished else Annotation.Status.DRAFT
+    changed, created = [], []
+    for name, payload in normalized.items():
+        annotation = existing.get(name)
+        if annotation is None:
+            created.append(
+                Annotation(
+                    project=project,
+                    tree=tree,
+                    user=user,
+                    scheme=name,
+                    payload=payload,
+                    status=status,
+                    created_at=now,
+                    updated_at=now,
+                    submitted_at=now if finished else None,
+                )
+            )
+        else:
+            annotation.payload = payload
+            changed.append(annotation)
+    # Answers not sent this time keep their payload but follow the item's status.
+    for annotation in existing.values():
+        if annotation.scheme not in normalized and annotation.scheme not in cleared:
+            changed.append(annotation)
+    for annotation in changed:
+        annotation.version += 1
+        annotation.updated_at = now
+        if annotation.status != Annotation.Status.SUBMITTED or submit:
+            annotation.status = status
+        if submit:
+            annotation.submitted_at = now
+    if cleared:
+        Annotation.objects.filter(project=project, tree=tree, user=user, scheme__in=cleared).delete()
+    if created:
+        Annotation.objects.bulk_create(created)
+    if changed:
+        Annotation.objects.bulk_update(
+            changed, ["payload", "status", "version", "updated_at", "submitted_at"]
+        )
+
+    newly_submitted = submit and assignment.status != SUBMITTED
+    assignment.version += 1
+    assignment.updated_at = now
+    assignment.time_spent_ms += time_spent_ms
+    if submit:
+        assignment.status = SUBMITTED
+        assignment.submitted_at = now
+        assignment.lease_expires_at = None
+    else:
+        lease = timedelta(minutes=config.assignment.lease_minutes)
+        if assignment.status == LEASED:
+            assignment.lease_expires_at = now + lease
+    assignment.save(
+        update_fields=["status", "version", "updated_at", "submitted_at", "lease_expires_at", "time_spent_ms"]
+    )
+    if newly_submitted:
+        ProjectItem.objects.filter(project=project, tree=tree).update(
+            submitted_count=F("submitted_count") + 1
+        )
+    return assignment
+
+
+@transaction.atomic
+def item_skip(
+    *, project: Project, tree: ConversationTree, user: AbstractBaseUser, version: int | None = None
+) -> Assignment:
+    """Give the item up: it goes back to others and never comes back to this user."""
+    now = timezone.now()
+    assignment = _locked_assignment(project, tree, user)
+    if version is not None and assignment.version != version:
+        raise StaleVersion(assignment.version)
+    if assignment.status == SUBMITTED:
+        raise NotAssigned("you already submitted this item", "already_submitted")
+    if assignment.status == SKIPPED:
+        return assignment
+    if assignment.status == LEASED:
+        ProjectItem.objects.filter(project=project, tree=tree).update(active_count=F("active_count") - 1)
+    assignment.status = SKIPPED
+    assignment.version += 1
+    assignment.updated_at = now
+    assignment.lease_expires_at = None
+    assignment.save(update_fields=["status", "version", "updated_at", "lease_expires_at"])
+    Annotation.objects.filter(project=project, tree=tree, user=user).update(
+        status=Annotation.Status.SKIPPED, updated_at=now, version=F("version") + 1
+    )
+    return assignment
+
+
+__all__ = [
+    "ItemAnswers",
+    "NotAssigned",
+    "ProblemsError",
+    "StaleVersion",
+    "draft_save",
+    "item_answers",
+    "item_skip",
+    "item_submit",
+]

@@ -1,0 +1,111 @@
+"""The annotator's pages: their projects, a project's start page, and the annotate page.
+
+Views are thin: a selector or service call, a permission check through
+``annotation.permissions``, a template. The annotate page's script then
+talks to the JSON API (``annotation/api``) for drafts, submission and skips.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import permissions
+from annotation.api.serializers import ItemOutputSerializer
+from annotation.assignment import NoItemAvailable, item_next
+from annotation.models import Project
+from annotation.projects import project_config
+from annotation.selectors import (
+    ItemView,
+    item_view,
+    project_progress,
+    project_visible_get,
+    projects_with_progress,
+)
+from annotation.submissions import NotAssigned
+
+
+def home(request: HttpRequest) -> HttpResponseRedirect:
+    """The site's root: your projects once signed in, the login page before."""
+    return redirect("annotation:projects" if request.user.is_authenticated else "login")
+
+
+def _forbidden(request: HttpRequest, message: str, project: Project | None = None) -> HttpResponse:
+    return render(request, "annotation/forbidden.html", {"message": message, "project": project}, status=403)
+
+
+@require_GET
+@login_required
+def project_list(request: HttpRequest) -> HttpResponse:
+    """The projects the user belongs to, with their own and the overall progress."""
+    rows = projects_with_progress(user=request.user)
+    return render(request, "annotation/project_list.html", {"rows": rows})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def project_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: the project's instructions and progress. POST: lease the next item and go to it."""
+    project = project_visible_get(user=request.user, name=name)
+    can_annotate = permissions.can_annotate(request.user, project)
+    if request.method == "POST":
+        if not can_annotate:
+            return _forbidden(request, "You are not an annotator in this project.", project)
+        try:
+            assignment = item_next(project=project, user=request.user)
+        except NoItemAvailable as nothing:
+            progress = project_progress(project=project, user=request.user)
+            context = {"project": project, "reason": nothing.reason, "message": nothing.message}
+            return render(request, "annotation/nothing_left.html", context | {"progress": progress})
+        return redirect("annotation:item", name=project.name, tree_id=assignment.tree_id)
+    context = {
+        "project": project,
+        "progress": project_progress(project=project, user=request.user),
+        "can_annotate": can_annotate,
+        "can_manage": permissions.can_manage(request.user, project),
+    }
+    return render(request, "annotation/project_detail.html", context)
+
+
+@require_GET
+@login_required
+def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse:
+    """The annotate page of the user's own item; anyone else's is refused.
+
+    Managers and reviewers are refused too unless the item is theirs as
+    annotators: this page only ever shows its viewer's own answers.
+    """
+    project = project_visible_get(user=request.user, name=name)
+    try:
+        item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
+    except NotAssigned:
+        return _forbidden(request, "This item is not assigned to you.", project)
+    context = {
+        "project": project,
+        "item": item,
+        "page_data": _annotate_page_data(item),
+    }
+    return render(request, "annotation/annotate.html", context)
+
+
+def _annotate_page_data(item: ItemView) -> dict[str, Any]:
+    """What the page script starts from: the item exactly as GET item gives it, the schemes and the URLs."""
+    project, tree_id = item.project, item.tree.pk
+    return {
+        # The tree's messages come in here too: the script draws the rows (with
+        # textContent), which for a 1,000-message tree is ten times cheaper
+        # than rendering them through the template engine.
+        "item": ItemOutputSerializer(item).data,
+        "schemes": [scheme.as_config() for scheme in project_config(project).schemes],
+        "editable": item.editable,
+        "urls": {
+            "draft": reverse("api:item-draft", kwargs={"name": project.name, "tree_id": tree_id}),
+            "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),
+            "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
+        },
+    }

@@ -1,0 +1,78 @@
+"""python manage.py load_demo — the demo that ``make run`` serves.
+
+It lives in the evaluation app because that app sits at the top of the
+dependency chain (trees <- annotation <- evaluation) and the demo shows all
+three. Running it again resets the demo data and logins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Membership, Project
+from annotation.projects import membership_add, project_config_update, project_create, project_items_sync
+from trees.services import dataset_get_or_create, tree_import
+
+DEMO_DIR = Path(settings.BASE_DIR) / "platform" / "demo"
+ADMIN = ("admin", "admin")
+ANNOTATORS = (("annotator", "annotator"), ("annotator2", "annotator2"))
+PROJECTS = (("demo-rating", "rating.yaml"), ("demo-compare", "compare.yaml"))
+
+
+class Command(BaseCommand):
+    help = "Load the demo dataset and logins (development only)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--force", action="store_true", help="run even with DEBUG off (the demo logins are well known)"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.DEBUG and not options["force"]:
+            raise CommandError("load_demo creates well-known logins; run it with DEBUG=1 (or --force)")
+        dataset = dataset_get_or_create("demo")
+        dataset.description = "Hand-written branching conversations for trying Branchpoint out."
+        dataset.save(update_fields=["description", "updated_at"])
+        with (DEMO_DIR / "trees.json").open("rb") as source:
+            report = tree_import(dataset=dataset, source=source, format_name="potato", replace=True)
+        if not report.committed:
+            raise CommandError("\n".join(str(issue) for issue in report.errors))
+        self.stdout.write(report.summary())
+
+        admin = self._user(*ADMIN, staff=True)
+        annotators = [self._user(*login) for login in ANNOTATORS]
+        for name, config_file in PROJECTS:
+            config_yaml = (DEMO_DIR / config_file).read_text()
+            project = Project.objects.filter(name=name).first()
+            if project is None:
+                project = project_create(name=name, dataset=dataset, config_yaml=config_yaml)
+            else:
+                project_config_update(project=project, config_yaml=config_yaml)
+                project_items_sync(project)
+            membership_add(project=project, user=admin, role=Membership.Role.MANAGER)
+            for annotator in annotators:
+                membership_add(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+            self.stdout.write(f"project {name}: {project.items.count()} items")
+        logins = "\n".join(
+            f"  annotator: user {username!r}  password {password!r}" for username, password in ANNOTATORS
+        )
+        self.stdout.write(
+            self.style.SUCCESS(
+                "\nBranchpoint demo is ready at http://127.0.0.1:8000/\n"
+                f"  admin:     http://127.0.0.1:8000/admin/  user {ADMIN[0]!r}  password {ADMIN[1]!r}\n"
+                f"{logins}\n"
+            )
+        )
+
+    def _user(self, username: str, password: str, *, staff: bool = False):
+        User = get_user_model()
+        user, _ = User.objects.get_or_create(username=username)
+        user.is_staff = user.is_superuser = staff
+        user.set_password(password)
+        user.save()
+        return user
