@@ -14,6 +14,7 @@ from django.db import DatabaseError, transaction
 from trees.formats import get_format
 from trees.formats.records import FormatError, ImportIssue, TreeRecord
 from trees.models import ConversationTree, Dataset
+from trees.signals import trees_imported
 from trees.store import existing_tree_ids, gc_paused, tree_records, trees_store
 from trees.validation import ImportLimits, ItemIds, check_limits
 
@@ -199,6 +200,8 @@ def tree_import(
                 raise _Rollback from None
             if report.errors and not skip_invalid:
                 raise _Rollback
+            if report.trees_created:
+                trees_imported.send(sender=Dataset, dataset=dataset)
     except _Rollback:
         report.trees_created = report.trees_replaced = report.messages = 0
         return report

@@ -5,6 +5,8 @@ three orders (sequential, random, fewest annotations first) hold.
 Time is passed in as ``now`` so that expiry is exact, not slept for.
 """
 
+import io
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -402,3 +404,19 @@ def test_asking_again_runs_the_same_queries_whatever_the_tree_size(alice, django
 
     with django_assert_num_queries(5):
         item_next(project=project, user=alice, now=T0)
+
+
+def test_trees_imported_after_the_project_was_made_become_its_items():
+    from trees.services import tree_import
+
+    project = ProjectFactory()
+    before = project.items.count()
+    item = {"id": "late", "tree": {"id": "r", "role": "user", "content": "hello"}}
+
+    report = tree_import(
+        dataset=project.dataset, source=io.BytesIO(json.dumps(item).encode()), format_name="potato"
+    )
+
+    assert report.committed
+    assert project.items.count() == before + 1
+    assert project.items.filter(tree__external_id="late").exists()

@@ -1,0 +1,17 @@
+"""Keeping projects in step with their datasets."""
+
+from typing import Any
+
+from django.dispatch import receiver
+
+from annotation.models import Project
+from annotation.projects import project_items_sync
+from trees.models import Dataset
+from trees.signals import trees_imported
+
+
+@receiver(trees_imported)
+def sync_project_items(sender: type, dataset: Dataset, **kwargs: Any) -> None:
+    """Trees imported into a dataset become items of every project over it."""
+    for project in Project.objects.filter(dataset=dataset):
+        project_items_sync(project)
