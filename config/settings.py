@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django_filters",
     "trees",
     "annotation",
+    "annotation.workflow",
     "evaluation",
 ]
 

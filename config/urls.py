@@ -12,7 +12,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/v1/", include("annotation.api.urls")),
+    path("api/v1/", include("config.api_urls")),
+    path("", include("annotation.workflow.urls")),
+    path("", include("evaluation.urls")),
     path("", include("annotation.urls")),
     path("", annotation_views.home, name="home"),
 ]

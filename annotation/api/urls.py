@@ -1,6 +1,6 @@
 """``/api/v1/``: the annotator's loop, scoped by project name and tree id."""
 
-from django.urls import path, re_path
+from django.urls import path
 
 from annotation import converters
 from annotation.api import views
@@ -15,5 +15,4 @@ urlpatterns = [
     path(f"{ITEM}/draft", views.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", views.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", views.ItemSkipApi.as_view(), name="item-skip"),
-    re_path(r"", views.EndpointNotFoundApi.as_view()),
 ]

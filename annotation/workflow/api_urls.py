@@ -1,0 +1,3 @@
+"""API of the collection workflow (under /api/v1/)."""
+
+urlpatterns: list = []

@@ -1,0 +1,1 @@
+"""Collection workflow models (tasks, reviews, rankings)."""

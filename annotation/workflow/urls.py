@@ -1,0 +1,3 @@
+"""Pages and API of the collection workflow."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""API of rubric evaluation and reports (under /api/v1/)."""
+
+urlpatterns: list = []

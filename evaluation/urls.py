@@ -1,0 +1,3 @@
+"""Pages and API of rubric evaluation and reports."""
+
+urlpatterns: list = []
