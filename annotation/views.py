@@ -20,6 +20,7 @@ from annotation.api.serializers import ItemOutputSerializer
 from annotation.assignment import NoItemAvailable, item_next
 from annotation.models import Project
 from annotation.projects import project_config
+from annotation.schemes import Scheme
 from annotation.selectors import (
     ItemView,
     item_view,
@@ -89,8 +90,20 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         "project": project,
         "item": item,
         "page_data": _annotate_page_data(item),
+        "widget_scripts": _widget_scripts(project_config(project).schemes),
     }
     return render(request, "annotation/annotate.html", context)
+
+
+def _widget_scripts(schemes: list[Scheme]) -> list[str]:
+    """The extra widget files the page needs, once each, for its schemes and node schemes."""
+    scripts: list[str] = []
+    for scheme in schemes:
+        for kind in (scheme, getattr(scheme, "node_scheme", None)):
+            script = getattr(kind, "widget_script", None)
+            if script and script not in scripts:
+                scripts.append(script)
+    return scripts
 
 
 def _annotate_page_data(item: ItemView) -> dict[str, Any]:

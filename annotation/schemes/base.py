@@ -58,6 +58,9 @@ class Scheme:
     agreement: ClassVar[str] = "nominal"
     # Whether it can answer for a single node inside tree_annotation.
     node_level: ClassVar[bool] = True
+    # A static file adding this type's widget to the annotate page (types the
+    # page script does not draw itself), registered on window.BranchpointWidgets.
+    widget_script: ClassVar[str | None] = None
 
     def __init__(self, name: str, description: str = "", required: bool = False):
         self.name = name

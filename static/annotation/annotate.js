@@ -478,6 +478,34 @@
     },
   };
 
+  // Widgets of other types come from their own files (a scheme's
+  // widget_script), loaded before this one. Each registers
+  //   window.BranchpointWidgets[type] = {title: "...", build: function (toolkit) {
+  //     return function (config, legend, value, onChange) { ... return {element, key}; };
+  //   }}
+  // and builds its elements with the toolkit, so it behaves like the others.
+  var TOOLKIT = {
+    el: el,
+    fieldset: fieldset,
+    choiceInput: choiceInput,
+    labelName: labelName,
+    labelIndexForKey: labelIndexForKey,
+    nextId: nextId,
+    editable: editable,
+    data: data,
+    rows: function () {
+      return rows;
+    },
+    textOf: textOf,
+    roleOf: roleOf,
+    currentId: currentId,
+  };
+  var registered = window.BranchpointWidgets || {};
+  Object.keys(registered).forEach(function (type) {
+    WIDGETS[type] = registered[type].build(TOOLKIT);
+    WIDGET_TITLES[type] = registered[type].title || "Answer";
+  });
+
   function numberWidget(type, config, legend, value, onChange) {
     var id = nextId(type);
     var input = el("input", {
