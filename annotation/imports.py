@@ -195,6 +195,7 @@ class _Importer:
         self.now = now
         self.scheme_names = [scheme.name for scheme in config.schemes]
         self.needs_shape = any(scheme.annotation_type in TREE_TYPES for scheme in config.schemes)
+        self.needs_texts = any(scheme.reads_text for scheme in config.schemes)
         self.seen: dict[tuple[str, str], int] = {}
         self.users: dict[str, AbstractBaseUser] = {}
         user_model = get_user_model()
@@ -290,7 +291,7 @@ class _Importer:
                 project=self.project, tree__external_id__in={record.item for record in records}
             ).values_list("tree__external_id", "tree_id")
         )
-        shapes = _tree_shapes(list(items.values())) if self.needs_shape else {}
+        shapes = _tree_shapes(list(items.values()), self.needs_texts) if self.needs_shape else {}
         good = []
         for record in records:
             tree_id = items.get(record.item)
@@ -455,11 +456,13 @@ class _Importer:
             )
 
 
-def _tree_shapes(tree_ids: list[int]) -> dict[int, TreeShape]:
-    """The shapes of several trees in one query (``assignment.tree_shape`` reads one tree)."""
+def _tree_shapes(tree_ids: list[int], with_texts: bool = False) -> dict[int, TreeShape]:
+    """The shapes of several trees in one query (``assignment.tree_shape`` reads one tree),
+    with the messages' texts when a scheme quotes them."""
     rows: dict[int, list[tuple[str, str | None, int, str]]] = {tree_id: [] for tree_id in tree_ids}
-    for tree_id, *row in Message.objects.filter(tree_id__in=tree_ids).values_list(
-        "tree_id", "external_id", "parent__external_id", "position", "role"
-    ):
+    fields = ["tree_id", "external_id", "parent__external_id", "position", "role"]
+    if with_texts:
+        fields.append("text")
+    for tree_id, *row in Message.objects.filter(tree_id__in=tree_ids).values_list(*fields):
         rows[tree_id].append(tuple(row))  # type: ignore[arg-type]
     return {tree_id: TreeShape.from_rows(tree_rows) for tree_id, tree_rows in rows.items()}

@@ -1,7 +1,9 @@
 """The shape of a tree (which node is whose child), for checking references.
 
 Annotations name nodes by their external ids; validating a selected path or a
-sibling comparison needs only the parent of each node, not the texts.
+sibling comparison needs only the parent of each node, not the texts. Spans
+quote a node's text, so their checks ask for the texts too (``texts``, empty
+unless the shape was loaded with them).
 """
 
 from __future__ import annotations
@@ -16,15 +18,23 @@ class TreeShape:
     parent: dict[str, str | None] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    with_texts: bool = False
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str | None, int, str]]) -> TreeShape:
-        """Build from ``(external_id, parent external_id, position, role)`` rows."""
+    def from_rows(
+        cls, rows: Iterable[tuple[str, str | None, int, str] | tuple[str, str | None, int, str, str]]
+    ) -> TreeShape:
+        """Build from ``(external_id, parent external_id, position, role)`` rows, or
+        ``(..., role, text)`` rows for a shape that knows the texts."""
         shape = cls(root=None)
         ordered = sorted(rows, key=lambda row: row[2])
-        for external_id, parent_id, _position, role in ordered:
+        for external_id, parent_id, _position, role, *text in ordered:
             shape.parent[external_id] = parent_id
             shape.roles[external_id] = role
+            if text:
+                shape.texts[external_id] = text[0]
+                shape.with_texts = True
             if parent_id is None:
                 if shape.root is None:
                     shape.root = external_id

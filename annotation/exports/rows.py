@@ -4,7 +4,8 @@ The one place exports touch the database. Items are read in pages of
 ``chunk_size`` trees, each page in a constant number of queries whatever the
 trees' sizes or the number of annotators: the page's tree ids, then the
 page's annotations (with the tree's and the user's names joined in), then —
-only for formats that quote the conversation — the page's messages. Pages
+only for formats that quote the conversation — the page's messages (or,
+for formats that write whole trees back, the page's tree records). Pages
 are keyed by tree id, not held open as a cursor, so a slow reader of a
 streamed download keeps no transaction alive.
 """
@@ -20,7 +21,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotation.models import Annotation, Project
-from trees.models import Message
+from trees.formats.records import TreeRecord
+from trees.models import ConversationTree, Message
+from trees.store import tree_records
 
 CHUNK_TREES = 500
 DRAFT, SUBMITTED, SKIPPED = Annotation.Status.DRAFT, Annotation.Status.SUBMITTED, Annotation.Status.SKIPPED
@@ -92,6 +95,8 @@ class ItemAnnotations:
     updated_at: datetime
     annotations: dict[str, Any]  # scheme name: payload
     text: TreeText | None = None
+    # The whole tree (metadata too), for formats that write trees back (CCPE).
+    record: TreeRecord | None = None
 
 
 def item_status(statuses: Collection[str]) -> str:
@@ -114,13 +119,15 @@ def item_annotations(
     statuses: Collection[str] | None = None,
     user: AbstractBaseUser | None = None,
     with_text: bool = False,
+    with_records: bool = False,
     chunk_size: int = CHUNK_TREES,
 ) -> Iterator[ItemAnnotations]:
     """The project's answers grouped by item and annotator, in tree order then username.
 
     ``statuses`` keeps only annotations with those statuses (all when None),
     ``user`` only that annotator's. Two queries per ``chunk_size`` trees, three
-    ``with_text`` (the messages' texts, for pairs and paths).
+    ``with_text`` (the messages' texts, for pairs and paths); ``with_records``
+    adds the trees as records (``trees.store.tree_records``: two queries).
     """
     annotations = Annotation.objects.filter(project=project)
     if statuses is not None:
@@ -143,7 +150,8 @@ def item_annotations(
             .values_list(*_ROW_FIELDS)
         )
         texts = tree_texts(tree_ids) if with_text else {}
-        yield from _grouped(rows, texts)
+        records = tree_records_by_id(tree_ids) if with_records else {}
+        yield from _grouped(rows, texts, records)
         if len(tree_ids) < chunk_size:
             return  # the last page: asking for another would cost a query
         last = tree_ids[-1]
@@ -152,7 +160,9 @@ def item_annotations(
 _ROW_FIELDS = ("tree_id", "tree__external_id", "user__username", "scheme", "payload", "status", "updated_at")
 
 
-def _grouped(rows: Any, texts: dict[int, TreeText]) -> Iterator[ItemAnnotations]:
+def _grouped(
+    rows: Any, texts: dict[int, TreeText], records: dict[int, TreeRecord] | None = None
+) -> Iterator[ItemAnnotations]:
     current: ItemAnnotations | None = None
     key: tuple[int, str] | None = None
     statuses: set[str] = set()
@@ -162,7 +172,15 @@ def _grouped(rows: Any, texts: dict[int, TreeText]) -> Iterator[ItemAnnotations]
                 current.status = item_status(statuses)
                 yield current
             key, statuses = (tree_id, username), set()
-            current = ItemAnnotations(external_id, username, status, updated_at, {}, texts.get(tree_id))
+            current = ItemAnnotations(
+                external_id,
+                username,
+                status,
+                updated_at,
+                {},
+                texts.get(tree_id),
+                (records or {}).get(tree_id),
+            )
         assert current is not None
         current.annotations[scheme] = payload
         statuses.add(status)
@@ -187,3 +205,11 @@ def tree_texts(tree_ids: list[int]) -> dict[int, TreeText]:
         parent = external.get(parent_id) if parent_id is not None else None
         texts[tree_id].nodes[external_id] = Node(parent, role, text, position, deleted)
     return texts
+
+
+def tree_records_by_id(tree_ids: list[int]) -> dict[int, TreeRecord]:
+    """The trees ``tree_ids`` as records (messages and metadata), by tree id: two queries."""
+    trees = ConversationTree.objects.filter(pk__in=tree_ids)
+    # One page bigger than the trees asked for: tree_records stops without asking for another.
+    records = tree_records(trees, chunk_size=len(tree_ids) + 1)
+    return dict(zip(sorted(tree_ids), records, strict=True))

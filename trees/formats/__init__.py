@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from trees.formats import flat, oasst, potato
+from trees.formats import ccpe, ccpe_hf, dialogue_csv, flat, oasst, potato
 
-FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (potato, oasst, flat)}
+FORMATS: dict[str, ModuleType] = {
+    module.NAME: module for module in (potato, oasst, flat, ccpe, ccpe_hf, dialogue_csv)
+}
 
 
 def get_format(name: str) -> ModuleType:

@@ -14,23 +14,29 @@ from typing import Any
 
 @dataclass(slots=True, frozen=True)
 class ImportIssue:
-    """One problem in an input file, located so a person can find and fix it."""
+    """One problem in an input file, located so a person can find and fix it.
+
+    ``unit`` says what ``line`` counts: lines of text, or ``row`` for CSV
+    files, whose rows are numbered as a spreadsheet shows them (a quoted
+    cell may span several lines).
+    """
 
     line: int | None
     path: str
     message: str
+    unit: str = "line"
 
     def __str__(self) -> str:
         parts = []
         if self.line is not None:
-            parts.append(f"line {self.line}")
+            parts.append(f"{self.unit} {self.line}")
         if self.path:
             parts.append(self.path)
         parts.append(self.message)
         return ": ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "path": self.path, "message": self.message}
+        return {self.unit: self.line, "path": self.path, "message": self.message}
 
 
 class FormatError(Exception):

@@ -1,4 +1,4 @@
-"""python manage.py export_trees DATASET --format potato|oasst|flat [-o FILE]"""
+"""python manage.py export_trees DATASET --format potato|oasst|flat|ccpe|ccpe-hf|csv [-o FILE]"""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from trees.formats import FORMATS
+from trees.management.commands.import_trees import add_csv_arguments, csv_options
 from trees.management.progress import ProgressBar
 from trees.models import Dataset
 from trees.services import counted, trees_export
@@ -25,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--layout", choices=["jsonl", "array"], default="jsonl", help="potato: JSONL or one JSON array"
         )
+        add_csv_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -38,6 +40,8 @@ class Command(BaseCommand):
                 "tree_key": options["tree_key"],
                 "layout": options["layout"],
             }
+        elif options["format_name"] == "csv":
+            format_options = csv_options(options)
         output = options["output"]
         if output == "-":
             out = self.stdout._out

@@ -1,4 +1,8 @@
-"""python manage.py import_trees DATASET FILE --format potato|oasst|flat"""
+"""python manage.py import_trees DATASET FILE --format potato|oasst|flat|ccpe|ccpe-hf|csv
+
+CSV files name their columns with --dialog-column, --index-column,
+--speaker-column and --text-column, and add speakers to the speaker table
+with --speaker VALUE=ROLE (repeatable)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from trees import vocabulary
 from trees.formats import FORMATS
 from trees.management.progress import ProgressBar
 from trees.services import dataset_get_or_create, tree_import
@@ -29,6 +34,15 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="format_name")
         parser.add_argument("--id-key", default="id", help="potato: the item id key (default: id)")
         parser.add_argument("--tree-key", default="tree", help="potato: the tree key (default: tree)")
+        add_csv_arguments(parser)
+        parser.add_argument(
+            "--speaker",
+            action="append",
+            default=[],
+            metavar="VALUE=ROLE",
+            help="csv: read this speaker value as this role (user, assistant, system); repeatable, "
+            "added to the defaults USER/ASSISTANT, user/assistant, human/bot",
+        )
         parser.add_argument(
             "--skip-invalid", action="store_true", help="import the good items and list the bad ones"
         )
@@ -54,6 +68,8 @@ class Command(BaseCommand):
         format_options = {}
         if options["format_name"] == "potato":
             format_options = {"id_key": options["id_key"], "tree_key": options["tree_key"]}
+        elif options["format_name"] == "csv":
+            format_options = csv_options(options) | {"speakers": speaker_entries(options["speaker"])}
         # A new dataset is only kept if the import is.
         with source, transaction.atomic():
             try:
@@ -86,3 +102,35 @@ class Command(BaseCommand):
             raise CommandError(report.summary(), returncode=2)
         if not options["json"]:
             self.stdout.write(report.summary())
+
+
+def add_csv_arguments(parser: CommandParser) -> None:
+    """The csv format's column options, shared by import_trees and export_trees."""
+    for option, default, what in (
+        ("--dialog-column", "dialog_id", "the dialogue id"),
+        ("--index-column", "utterance_index", "the utterance's index in its dialogue"),
+        ("--speaker-column", "speaker", "the speaker"),
+        ("--text-column", "text", "the utterance's text"),
+    ):
+        parser.add_argument(option, default=default, help=f"csv: the column of {what} (default: {default})")
+
+
+def csv_options(options: dict[str, Any]) -> dict[str, str]:
+    return {key: options[key] for key in ("dialog_column", "index_column", "speaker_column", "text_column")}
+
+
+def speaker_entries(entries: list[str]) -> dict[str, str]:
+    """``--speaker VALUE=ROLE`` entries as a table of value: role; raises CommandError on a bad one."""
+    table = {}
+    for entry in entries:
+        value, equals, role = entry.rpartition("=")
+        canonical = vocabulary.normalize_role(role) if equals else None
+        if not value or canonical is None:
+            reason = (
+                f'unknown role "{role}" (expected {vocabulary.describe_roles()})'
+                if equals and value
+                else "give it as VALUE=ROLE, e.g. narrator=system"
+            )
+            raise CommandError(f'--speaker "{entry}": {reason}', returncode=2)
+        table[value] = canonical
+    return table

@@ -1,0 +1,23 @@
+"""CCPE dialogues in the Hugging Face layout, one per line (see ``annotation.exports.ccpe``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from annotation.config import ProjectConfig
+from annotation.exports.ccpe import dialogues
+from annotation.exports.rows import ItemAnnotations
+from trees.formats import ccpe
+
+NAME = "ccpe-hf"
+UNIT = "dialogue"
+NEEDS_TEXT = False
+NEEDS_RECORDS = True
+DESCRIPTION = "CCPE dialogues in the Hugging Face layout (JSONL) with each annotator's spans as segments"
+
+
+def write(
+    items: Iterable[ItemAnnotations], config: ProjectConfig, *, name_annotators: bool = True
+) -> Iterator[str]:
+    for text in dialogues(items, config, layout=ccpe.HF, name_annotators=name_annotators):
+        yield text + "\n"
