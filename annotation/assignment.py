@@ -48,14 +48,16 @@ class NoItemAvailable(Exception):
         self.message = message
 
 
-def tree_shape(tree: ConversationTree | int) -> TreeShape:
-    """The tree's node ids and parent links, in one query."""
+def tree_shape(tree: ConversationTree | int, *, with_texts: bool = False) -> TreeShape:
+    """The tree's node ids and parent links, in one query; the messages' texts too
+    ``with_texts`` (for schemes that quote them, such as spans)."""
     tree_id = tree if isinstance(tree, int) else tree.pk
     from trees.models import Message
 
-    rows = Message.objects.filter(tree_id=tree_id).values_list(
-        "external_id", "parent__external_id", "position", "role"
-    )
+    fields = ["external_id", "parent__external_id", "position", "role"]
+    if with_texts:
+        fields.append("text")
+    rows = Message.objects.filter(tree_id=tree_id).values_list(*fields)
     return TreeShape.from_rows(rows)
 
 

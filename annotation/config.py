@@ -18,6 +18,7 @@ import yaml
 
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from annotation.schemes import SCHEMES, Scheme
+from annotation.workflow.config import WorkflowConfig, parse_workflow
 
 ORDERS = ("sequential", "random", "fewest_annotations_first")
 # Potato's assignment strategies that mean one of our orders.
@@ -74,7 +75,14 @@ POTATO_IGNORED = frozenset(
     }
 )
 OWN_KEYS = frozenset(
-    {"annotation_schemes", "item_properties", "assignment", "instructions", "annotation_task_name"}
+    {
+        "annotation_schemes",
+        "item_properties",
+        "assignment",
+        "instructions",
+        "annotation_task_name",
+        "workflow",
+    }
 )
 POTATO_MAPPED = frozenset({"assignment_strategy", "max_annotations_per_item", "max_annotations_per_user"})
 ITEM_PROPERTY_KEYS = frozenset({"id_key", "tree_key"})
@@ -112,6 +120,8 @@ class ProjectConfig:
     instructions: str = ""
     ignored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Open-Assistant's settings for projects in collect mode (``workflow:``; defaults when absent).
+    workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
 
     def scheme(self, name: str) -> Scheme:
         for scheme in self.schemes:
@@ -129,6 +139,7 @@ class ProjectConfig:
             "instructions": self.instructions,
             "ignored": self.ignored,
             "notes": self.notes,
+            "workflow": self.workflow.as_dict(),
         }
 
 
@@ -155,7 +166,9 @@ def config_from_data(raw: Any) -> ProjectConfig:
             [Problem("", f"the configuration must be a mapping of keys, got {describe(raw)}")]
         )
     problems.check_keys(raw, "", OWN_KEYS | POTATO_MAPPED, POTATO_IGNORED)
-    schemes = _schemes(raw.get("annotation_schemes"), problems)
+    # A collection project (a workflow: section) asks for no schemes: its tasks are its own.
+    schemes = _schemes(raw.get("annotation_schemes"), problems, required="workflow" not in raw)
+    workflow = parse_workflow(raw.get("workflow"), problems)
     id_key, tree_key = _item_properties(raw.get("item_properties"), problems)
     notes: list[str] = []
     assignment = _assignment(raw, problems, notes)
@@ -177,12 +190,14 @@ def config_from_data(raw: Any) -> ProjectConfig:
         instructions=instructions,
         ignored=sorted(problems.ignored),
         notes=notes,
+        workflow=workflow,
     )
 
 
-def _schemes(raw: Any, problems: Problems) -> list[Scheme]:
+def _schemes(raw: Any, problems: Problems, *, required: bool = True) -> list[Scheme]:
     if raw is None:
-        problems.add("annotation_schemes", "is required (a list of schemes)")
+        if required:
+            problems.add("annotation_schemes", "is required (a list of schemes)")
         return []
     if not isinstance(raw, list) or not raw:
         problems.add("annotation_schemes", f"must be a non-empty list of schemes, got {describe(raw)}")

@@ -87,3 +87,21 @@ def visible_projects(user: User) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
     return Project.objects.filter(memberships__user=user).distinct()
+
+
+# -- tree collection (annotation.workflow) -------------------------------------------
+
+
+def can_collect(user: User, project: Project) -> bool:
+    """Annotators of a collect project write, review and rank through its tasks."""
+    return project.mode == Project.Mode.COLLECT and can_annotate(user, project)
+
+
+def can_moderate(user: User, project: Project) -> bool:
+    """Managers and reviewers (and admins) halt and resume trees and delete messages."""
+    return project.mode == Project.Mode.COLLECT and can_review(user, project)
+
+
+def can_report(user: User, project: Project) -> bool:
+    """Anyone taking part in a collect project may report (red-flag) a message."""
+    return project.mode == Project.Mode.COLLECT and (can_annotate(user, project) or can_review(user, project))

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.config import ProjectConfig, parse_config
+from annotation.corpora import imported_spans_sync
 from annotation.models import Membership, Project, ProjectItem
 from trees.models import ConversationTree, Dataset
 
@@ -49,6 +50,7 @@ def project_create(
         mode=mode,
     )
     project_items_sync(project)
+    imported_spans_sync(project=project, config=config)
     return project
 
 
@@ -58,6 +60,8 @@ def project_config_update(*, project: Project, config_yaml: str) -> Project:
     project.config_yaml = config_yaml
     project.config = config.as_json()
     project.save(update_fields=["config_yaml", "config", "updated_at"])
+    # A scheme that now imports a corpus's spans gets them.
+    imported_spans_sync(project=project, config=config)
     return project
 
 

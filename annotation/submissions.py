@@ -158,8 +158,10 @@ def _write(
                 cleared.add(name)  # null takes the answer back
                 continue
             payload = {}  # a tree answer keeps its shown orders: only its answers go
-        if scheme.annotation_type in ("tree_annotation", "span") and shape is None:
-            shape = tree_shape(tree)
+        if scheme.annotation_type in ("tree_annotation", "span", "rubric") and shape is None:
+            # One query for the shape, with the texts if any scheme answered here quotes them.
+            with_texts = any(config.scheme(other).reads_text for other in answers if other in names)
+            shape = tree_shape(tree, with_texts=with_texts)
         previous = existing[name].payload if name in existing else None
         value = scheme.validate(payload, name, problems, shape, previous)
         if value is not None:

@@ -53,6 +53,9 @@ def project_list(request: HttpRequest) -> HttpResponse:
 def project_detail(request: HttpRequest, name: str) -> HttpResponse:
     """GET: the project's instructions and progress. POST: lease the next item and go to it."""
     project = project_visible_get(user=request.user, name=name)
+    if project.mode == Project.Mode.COLLECT:
+        # Collection projects grow trees through tasks: their pages are annotation/workflow's.
+        return redirect("workflow:picker", name=project.name)
     can_annotate = permissions.can_annotate(request.user, project)
     if request.method == "POST":
         if not can_annotate:
@@ -90,17 +93,19 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         "project": project,
         "item": item,
         "page_data": _annotate_page_data(item),
-        "widget_scripts": _widget_scripts(project_config(project).schemes),
+        "widget_scripts": _widget_files(project_config(project).schemes, "widget_script"),
+        "widget_stylesheets": _widget_files(project_config(project).schemes, "widget_stylesheet"),
     }
     return render(request, "annotation/annotate.html", context)
 
 
-def _widget_scripts(schemes: list[Scheme]) -> list[str]:
-    """The extra widget files the page needs, once each, for its schemes and node schemes."""
+def _widget_files(schemes: list[Scheme], attribute: str) -> list[str]:
+    """The extra widget files the page needs, once each, for its schemes and node schemes:
+    their ``widget_script`` or their ``widget_stylesheet`` files."""
     scripts: list[str] = []
     for scheme in schemes:
         for kind in (scheme, getattr(scheme, "node_scheme", None)):
-            script = getattr(kind, "widget_script", None)
+            script = getattr(kind, attribute, None)
             if script and script not in scripts:
                 scripts.append(script)
     return scripts

@@ -157,6 +157,12 @@ BRANCHPOINT_IMPORT_LIMITS = {
     "max_nodes": env_int("BRANCHPOINT_MAX_NODES", 100_000),
 }
 
+# Python checks rubrics may name (``check: {python: NAME}``): name -> dotted path of a
+# function (subject) -> bool. A rubric's YAML can only name these, never import code.
+BRANCHPOINT_RUBRIC_CHECKS = {
+    "booking_confirmed": "evaluation.samples.scheduling.booking_confirmed",
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,3 +1,17 @@
-"""API of rubric evaluation and reports (under /api/v1/)."""
+"""API of rubric evaluation and reports (under /api/v1/; see evaluation/api.py)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from evaluation import api
+
+app_name = "evaluation-api"
+
+PROJECT_RUBRIC = "projects/<slug:name>/rubrics/<slug:rubric>"
+
+urlpatterns = [
+    path("rubrics", api.RubricListApi.as_view(), name="rubrics"),
+    path("rubrics/<slug:rubric>", api.RubricDetailApi.as_view(), name="rubric"),
+    path(f"{PROJECT_RUBRIC}/evaluate", api.EvaluateApi.as_view(), name="evaluate"),
+    path(f"{PROJECT_RUBRIC}/results", api.ResultsApi.as_view(), name="results"),
+    path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
+]

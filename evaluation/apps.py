@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class EvaluationConfig(AppConfig):
     name = "evaluation"
     verbose_name = "Evaluation"
+
+    def ready(self) -> None:
+        # Adds the ``rubric`` type to annotation's scheme registry (annotation never imports evaluation).
+        from evaluation import schemes  # noqa: F401

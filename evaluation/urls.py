@@ -1,3 +1,18 @@
-"""Pages and API of rubric evaluation and reports."""
+"""Pages of rubric evaluation: a project's rubrics, each rubric's report and its downloads."""
 
-urlpatterns: list = []
+from django.urls import path, re_path
+
+from evaluation import views
+
+app_name = "evaluation"
+
+REPORT = r"projects/(?P<name>[-a-zA-Z0-9_]+)/rubrics/(?P<rubric>[-a-zA-Z0-9_]+)"
+
+urlpatterns = [
+    path("projects/<slug:name>/rubrics/", views.project_rubrics, name="project-rubrics"),
+    path("projects/<slug:name>/rubrics/<slug:rubric>/", views.rubric_report, name="report"),
+    re_path(rf"^{REPORT}/report\.(?P<fmt>json|csv)$", views.rubric_report_download, name="report-download"),
+    re_path(
+        rf"^{REPORT}/results\.(?P<fmt>jsonl|csv)$", views.rubric_results_download, name="results-download"
+    ),
+]

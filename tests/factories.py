@@ -164,3 +164,63 @@ def unusable_password() -> str:
     from django.contrib.auth.hashers import make_password
 
     return make_password(None)
+
+
+class CollectProjectFactory(ProjectFactory):
+    """A project in collect mode (Open-Assistant's workflow), over a fresh dataset:
+    ``CollectProjectFactory(workflow={"goal_tree_size": 4})`` sets ``workflow:`` keys."""
+
+    mode = "collect"
+    config_yaml = "workflow: {}\n"
+
+    @classmethod
+    def _create(cls, model_class, *, workflow=None, **kwargs):
+        if workflow is not None:
+            import yaml
+
+            kwargs["config_yaml"] = yaml.safe_dump({"workflow": workflow}, sort_keys=False)
+        return super()._create(model_class, **kwargs)
+
+
+class RubricFactory(factory.django.DjangoModelFactory):
+    """A rubric saved by ``rubric_save`` (so with its version 1): ``RubricFactory(yaml=TEXT)``;
+    by default two criteria and a fallback outcome."""
+
+    class Meta:
+        model = "evaluation.Rubric"
+
+    yaml = factory.Sequence(
+        lambda n: (
+            f"name: rubric-{n}\n"
+            "criteria:\n"
+            "  - {key: helpful, question: 'Is the reply helpful?', weight: 0.5}\n"
+            "  - {key: polite, question: 'Is the reply polite?', weight: 0.5}\n"
+            "outcomes:\n"
+            "  - {name: good, min_score: 0.5}\n"
+            "  - {name: bad}\n"
+        )
+    )
+
+    @classmethod
+    def _create(cls, model_class, *, yaml):
+        from evaluation.services import rubric_save
+
+        return rubric_save(yaml_text=yaml).rubric
+
+
+class CorpusDatasetFactory(DatasetFactory):
+    """A dataset imported from corpus files as an upload would be (all or nothing):
+    ``CorpusDatasetFactory(files=[path], format_name="ccpe")``, or ``data=[bytes, ...]``."""
+
+    @classmethod
+    def _create(cls, model_class, *, files=(), data=(), format_name="ccpe", **kwargs):
+        import io
+        from pathlib import Path
+
+        from trees.services import tree_import
+
+        dataset = super()._create(model_class, **kwargs)
+        for payload in [Path(path).read_bytes() for path in files] + list(data):
+            report = tree_import(dataset=dataset, source=io.BytesIO(payload), format_name=format_name)
+            assert report.committed, report.summary()
+        return dataset

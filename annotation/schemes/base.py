@@ -58,9 +58,14 @@ class Scheme:
     agreement: ClassVar[str] = "nominal"
     # Whether it can answer for a single node inside tree_annotation.
     node_level: ClassVar[bool] = True
+    # Whether its payloads are checked against the messages' texts (spans
+    # quote them): the tree's shape is then loaded with the texts.
+    reads_text: ClassVar[bool] = False
     # A static file adding this type's widget to the annotate page (types the
     # page script does not draw itself), registered on window.BranchpointWidgets.
     widget_script: ClassVar[str | None] = None
+    # Its stylesheet, linked in the page's head when the type is on the page.
+    widget_stylesheet: ClassVar[str | None] = None
 
     def __init__(self, name: str, description: str = "", required: bool = False):
         self.name = name

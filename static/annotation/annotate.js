@@ -214,8 +214,10 @@
   var treeSchemes = schemes.filter(function (scheme) {
     return scheme.annotation_type === "tree_annotation";
   });
+  // Item-level types this page draws, and those whose widget file registered them (see TOOLKIT).
   var itemSchemes = schemes.filter(function (scheme) {
-    return Object.prototype.hasOwnProperty.call(WIDGET_TITLES, scheme.annotation_type);
+    return Object.prototype.hasOwnProperty.call(WIDGET_TITLES, scheme.annotation_type) ||
+      Object.prototype.hasOwnProperty.call(window.BranchpointWidgets || {}, scheme.annotation_type);
   });
   var pathSchemes = treeSchemes.filter(function (scheme) {
     return scheme.path_selection && scheme.path_selection.enabled;
@@ -499,6 +501,9 @@
     textOf: textOf,
     roleOf: roleOf,
     currentId: currentId,
+    flash: function (message) {
+      flash(message);
+    },
   };
   var registered = window.BranchpointWidgets || {};
   Object.keys(registered).forEach(function (type) {
@@ -1252,6 +1257,11 @@
     if (event.target.closest(".node-toggle")) {
       setExpanded(index, isFolded(index));
       focusRow(index);
+      return;
+    }
+    // A click that ends selecting text (to make a span, say) is not a request to open the message.
+    var selection = window.getSelection ? window.getSelection() : null;
+    if (selection && !selection.isCollapsed && row.contains(selection.anchorNode)) {
       return;
     }
     focusRow(index);

@@ -151,21 +151,21 @@ def test_a_scheme_must_be_a_mapping():
 def test_a_scheme_needs_an_annotation_type():
     assert problems_of("annotation_schemes:\n  - {name: quality}\n") == [
         "annotation_schemes[0].annotation_type: is required (one of likert, multirate, multiselect, "
-        "number, radio, slider, text, tree_annotation)"
+        "number, radio, rubric, slider, span, text, tree_annotation)"
     ]
 
 
 def test_an_unknown_annotation_type_suggests_the_nearest_one():
     assert problems_of("annotation_schemes:\n  - {annotation_type: likret, name: quality}\n") == [
         'annotation_schemes[0].annotation_type: unknown type "likret" (expected one of likert, multirate, '
-        'multiselect, number, radio, slider, text, tree_annotation; did you mean "likert"?)'
+        'multiselect, number, radio, rubric, slider, span, text, tree_annotation; did you mean "likert"?)'
     ]
 
 
 def test_an_annotation_type_that_is_not_a_name_is_an_error_not_a_crash():
     assert problems_of("annotation_schemes:\n  - {annotation_type: [likert], name: quality}\n") == [
         "annotation_schemes[0].annotation_type: must be the name of a type (one of likert, multirate, "
-        "multiselect, number, radio, slider, text, tree_annotation), got a list"
+        "multiselect, number, radio, rubric, slider, span, text, tree_annotation), got a list"
     ]
 
 

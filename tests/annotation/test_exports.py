@@ -217,7 +217,9 @@ def test_an_export_can_keep_one_annotators_answers(alice, bob, shop):
 def test_an_unknown_format_or_status_is_refused_with_the_choices(shop):
     project = project_over(shop, LIKERT_NODES)
 
-    with pytest.raises(ValueError, match=r'unknown format "csv" \(expected one of potato, pairs, sft\)'):
+    with pytest.raises(
+        ValueError, match=r'unknown format "csv" \(expected one of potato, pairs, sft, ccpe, ccpe-hf\)'
+    ):
         get_export("csv")
     with pytest.raises(ValueError, match=r'unknown status "draft" \(expected one of submitted, all\)'):
         annotations_export(project=project, format_name="potato", status="draft")

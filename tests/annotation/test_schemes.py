@@ -56,7 +56,9 @@ def test_the_registry_holds_one_class_per_annotation_type():
         "multiselect",
         "number",
         "radio",
+        "rubric",
         "slider",
+        "span",
         "text",
         "tree_annotation",
     ]
@@ -64,7 +66,11 @@ def test_the_registry_holds_one_class_per_annotation_type():
 
 
 def test_every_value_scheme_can_rate_a_node_and_tree_annotation_cannot():
-    assert sorted(name for name, cls in SCHEMES.items() if not cls.node_level) == ["tree_annotation"]
+    assert sorted(name for name, cls in SCHEMES.items() if not cls.node_level) == [
+        "rubric",
+        "span",
+        "tree_annotation",
+    ]
 
 
 def test_each_scheme_says_how_agreement_is_measured():
@@ -76,7 +82,9 @@ def test_each_scheme_says_how_agreement_is_measured():
         "text": "none",
         "number": "interval",
         "slider": "interval",
+        "span": "spans",
         "tree_annotation": "compound",
+        "rubric": "compound",
     }
 
 

@@ -356,8 +356,11 @@ def test_it_reports_progress_as_it_goes(monkeypatch):
 
 
 def test_it_refuses_an_unknown_format():
-    with pytest.raises(ValueError, match='unknown format "csv" \\(expected one of potato, oasst, flat\\)'):
-        run(DatasetFactory(), jsonl(item("c1")), "csv")
+    with pytest.raises(
+        ValueError,
+        match='unknown format "brat" \\(expected one of potato, oasst, flat, ccpe, ccpe-hf, csv\\)',
+    ):
+        run(DatasetFactory(), jsonl(item("c1")), "brat")
 
 
 def test_it_keeps_ids_it_finds_in_existing_trees_from_factories():

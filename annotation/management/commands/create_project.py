@@ -1,5 +1,5 @@
 """python manage.py create_project NAME --dataset DATASET --config FILE.yaml
-[--title T] [--instructions-file F]"""
+[--title T] [--instructions-file F] [--mode annotate|collect]"""
 
 from __future__ import annotations
 
@@ -42,6 +42,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--instructions-file", help="instructions for annotators (default: the config's instructions)"
         )
+        parser.add_argument(
+            "--mode",
+            choices=Project.Mode.values,
+            default=Project.Mode.ANNOTATE,
+            help="annotate existing trees (the default) or collect new ones through tasks (workflow:)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["name"]
@@ -68,6 +74,7 @@ class Command(BaseCommand):
                 config_yaml=config_yaml,
                 title=options["title"],
                 instructions=instructions,
+                mode=options["mode"],
             )
         except ProblemsError as error:
             for problem in error.problems:

@@ -1,5 +1,5 @@
-"""python manage.py export_annotations PROJECT --format potato|pairs|sft [-o FILE]
-[--status submitted|all] [--user U]"""
+"""python manage.py export_annotations PROJECT --format potato|pairs|sft|ccpe|ccpe-hf [-o FILE]
+[--status submitted|all] [--user U | --gold]"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.corpora import GOLD_USERNAME
 from annotation.exports import EXPORTS, STATUSES, annotations_export
 from annotation.models import Project
 from trees.services import counted
@@ -33,7 +34,13 @@ class Command(BaseCommand):
             default="submitted",
             help="submitted answers only (the default), or all: drafts and skips too",
         )
-        parser.add_argument("--user", help="only this annotator's answers (a username)")
+        who = parser.add_mutually_exclusive_group()
+        who.add_argument("--user", "--annotator", help="only this annotator's answers (a username)")
+        who.add_argument(
+            "--gold",
+            action="store_true",
+            help=f"only the spans imported with the corpus (the {GOLD_USERNAME} user's answers)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -41,15 +48,28 @@ class Command(BaseCommand):
         except Project.DoesNotExist:
             raise CommandError(f'no project named "{options["project"]}"', returncode=2) from None
         user = None
+        if options["gold"]:
+            options["user"] = GOLD_USERNAME
         if options["user"] is not None:
             User = get_user_model()
             try:
                 user = User.objects.get(**{User.USERNAME_FIELD: options["user"]})
             except User.DoesNotExist:
+                if options["gold"]:
+                    message = f"no gold set: no spans were imported with a corpus (no user {GOLD_USERNAME})"
+                    raise CommandError(message, returncode=2) from None
                 raise CommandError(f'no user named "{options["user"]}"', returncode=2) from None
         output = options["output"]
+        format_options = {}
+        if options["format_name"] in ("ccpe", "ccpe-hf"):
+            # One annotator's dialogues are the plain corpus format; several say whose each is.
+            format_options = {"name_annotators": user is None}
         lines = annotations_export(
-            project=project, format_name=options["format_name"], status=options["status"], user=user
+            project=project,
+            format_name=options["format_name"],
+            status=options["status"],
+            user=user,
+            options=format_options,
         )
         if output == "-":
             out = self.stdout._out
@@ -62,8 +82,10 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot write {output}: {error.strerror}", returncode=2) from None
         count = 0
         try:
-            for count, line in enumerate(lines, start=1):  # noqa: B007
+            for line in lines:
                 out.write(line)
+                # An empty JSON array (a ccpe export with nothing in it) holds no unit.
+                count += line != "[]\n"
         finally:
             if output != "-":
                 out.close()

@@ -16,9 +16,23 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Membership, Project
 from annotation.projects import membership_add, project_config_update, project_create, project_items_sync
+from evaluation.services import project_evaluate, rubric_save
 from trees.services import dataset_get_or_create, tree_import
 
 DEMO_DIR = Path(settings.BASE_DIR) / "platform" / "demo"
+SCHEDULING_DIR = Path(settings.BASE_DIR) / "platform" / "samples" / "scheduling"
+SCHEDULING_CONFIG = """\
+annotation_task_name: Judge the scheduling assistant
+instructions: |
+  Read the conversation and answer each question of the rubric with y (yes)
+  or n (no). Add a note when a "no" needs explaining.
+annotation_schemes:
+  - annotation_type: rubric
+    name: review
+    rubric: scheduling
+assignment:
+  annotations_per_item: 2
+"""
 ADMIN = ("admin", "admin")
 ANNOTATORS = (("annotator", "annotator"), ("annotator2", "annotator2"))
 PROJECTS = (("demo-rating", "rating.yaml"), ("demo-compare", "compare.yaml"))
@@ -58,6 +72,7 @@ class Command(BaseCommand):
             for annotator in annotators:
                 membership_add(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
             self.stdout.write(f"project {name}: {project.items.count()} items")
+        scheduling = self._scheduling_demo(admin, annotators)
         logins = "\n".join(
             f"  annotator: user {username!r}  password {password!r}" for username, password in ANNOTATORS
         )
@@ -66,8 +81,30 @@ class Command(BaseCommand):
                 "\nBranchpoint demo is ready at http://127.0.0.1:8000/\n"
                 f"  admin:     http://127.0.0.1:8000/admin/  user {ADMIN[0]!r}  password {ADMIN[1]!r}\n"
                 f"{logins}\n"
+                f"  rubric report: http://127.0.0.1:8000/projects/{scheduling}/rubrics/scheduling/\n"
             )
         )
+
+    def _scheduling_demo(self, admin: Any, annotators: list[Any]) -> str:
+        """The scheduling rubric sample as a project: automatic results now, human checks to do."""
+        dataset = dataset_get_or_create("scheduling-demo")
+        with (SCHEDULING_DIR / "conversations.json").open("rb") as source:
+            report = tree_import(dataset=dataset, source=source, format_name="potato", replace=True)
+        if not report.committed:
+            raise CommandError("\n".join(str(issue) for issue in report.errors))
+        saved = rubric_save(yaml_text=(SCHEDULING_DIR / "rubric.yaml").read_text(), user=admin)
+        project = Project.objects.filter(name="demo-scheduling").first()
+        if project is None:
+            project = project_create(name="demo-scheduling", dataset=dataset, config_yaml=SCHEDULING_CONFIG)
+        else:
+            project_config_update(project=project, config_yaml=SCHEDULING_CONFIG)
+            project_items_sync(project)
+        membership_add(project=project, user=admin, role=Membership.Role.MANAGER)
+        for annotator in annotators:
+            membership_add(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+        summary = project_evaluate(project=project, rubric=saved.rubric)
+        self.stdout.write(summary.line(project.name))
+        return project.name
 
     def _user(self, username: str, password: str, *, staff: bool = False):
         User = get_user_model()
