@@ -35,9 +35,13 @@ format: install
 browser:
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-## Benchmarks (print figures against their budgets)
+## Benchmarks (print figures against their budgets; PostgreSQL runs too when reachable)
 bench: install
 	$(BIN)/python bench/trees_io.py
+	$(BIN)/python bench/annotate_page.py
+	$(BIN)/python bench/corpus_io.py
+	$(BIN)/python bench/collect_sim.py
+	$(BIN)/python bench/evaluate.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

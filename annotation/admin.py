@@ -31,7 +31,7 @@ from django.utils.html import format_html
 from django.utils.http import content_disposition_header
 
 from annotation.config import ProjectConfig, parse_config
-from annotation.exports import EXPORTS, annotations_export
+from annotation.exports import EXPORTS, annotations_export, get_export
 from annotation.imports import AnnotationImportReport, annotations_import
 from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
 from annotation.problems import ProblemsError
@@ -96,23 +96,33 @@ def export_response(projects: list[Project], format_name: str) -> StreamingHttpR
             yield from annotations_export(project=project, format_name=format_name)
 
     stem = projects[0].name if len(projects) == 1 else f"{len(projects)}-projects"
-    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson; charset=utf-8")
+    kind = get_export(format_name).FILE
+    response = StreamingHttpResponse(lines(), content_type=f"{kind.media_type}; charset=utf-8")
     response["Content-Disposition"] = content_disposition_header(
-        as_attachment=True, filename=f"{stem}.{format_name}.jsonl"
+        as_attachment=True, filename=f"{stem}.{format_name}.{kind.extension}"
     )
     return response
 
 
-def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse]:
+def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse | None]:
+    kind = get_export(format_name).FILE
+
     def export(
         modeladmin: ProjectAdmin, request: HttpRequest, queryset: QuerySet[Project]
-    ) -> StreamingHttpResponse:
+    ) -> StreamingHttpResponse | None:
         # The changelist queryset carries the count subqueries; the export needs none.
         projects = list(Project.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
+        if len(projects) > 1 and not kind.joinable:
+            modeladmin.message_user(
+                request,
+                f"{format_name} files cannot be joined: export one project at a time.",
+                messages.ERROR,
+            )
+            return None
         return export_response(projects, format_name)
 
     export.__name__ = f"export_{format_name}"
-    description = f"Export submitted annotations as {format_name} JSONL"
+    description = f"Export submitted annotations as {format_name} ({kind.extension.upper()})"
     return admin.action(permissions=["view"], description=description)(export)
 
 

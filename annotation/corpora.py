@@ -25,7 +25,7 @@ one query per page, and written in bulk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -78,13 +78,22 @@ def spans_from_segments(node: str, segments: Any) -> list[dict[str, Any]]:
     return spans
 
 
-def imported_spans_sync(*, project: Project, config: ProjectConfig) -> int:
+def imported_spans_sync(*, project: Project, config: ProjectConfig, refresh: Iterable[int] = ()) -> int:
     """Give each item of ``project`` without one its gold answer to every span scheme
-    that imports spans; returns how many answers were made."""
+    that imports spans; returns how many answers were made.
+
+    ``refresh``: trees whose messages were replaced — their gold answers are
+    made again from the new messages.
+    """
     schemes = [scheme for scheme in config.schemes if isinstance(scheme, Span) and scheme.import_spans]
     if not schemes:
         return 0
     user = gold_user()
+    refresh = list(refresh)
+    if refresh:
+        Annotation.objects.filter(
+            project=project, user=user, scheme__in=[scheme.name for scheme in schemes], tree_id__in=refresh
+        ).delete()
     made = 0
     for scheme in schemes:
         have = set(

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import permissions
 from annotation.api.serializers import ItemOutputSerializer
 from annotation.assignment import NoItemAvailable, item_next
+from annotation.links import project_links
 from annotation.models import Project
 from annotation.projects import project_config
 from annotation.schemes import Scheme
@@ -72,6 +73,7 @@ def project_detail(request: HttpRequest, name: str) -> HttpResponse:
         "progress": project_progress(project=project, user=request.user),
         "can_annotate": can_annotate,
         "can_manage": permissions.can_manage(request.user, project),
+        "links": project_links(request.user, project),
     }
     return render(request, "annotation/project_detail.html", context)
 

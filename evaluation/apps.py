@@ -8,3 +8,4 @@ class EvaluationConfig(AppConfig):
     def ready(self) -> None:
         # Adds the ``rubric`` type to annotation's scheme registry (annotation never imports evaluation).
         from evaluation import schemes  # noqa: F401
+        from evaluation.links import rubric_reports_link  # noqa: F401 - registers the project link

@@ -28,7 +28,7 @@ from django.utils.html import format_html
 from django.utils.http import content_disposition_header
 from django.utils.text import Truncator
 
-from trees.formats import FORMATS
+from trees.formats import FORMATS, get_format
 from trees.models import ConversationTree, Dataset, Message
 from trees.selectors import datasets_with_counts, tree_outline, trees_with_counts
 from trees.services import ImportReport, dataset_get_or_create, tree_import, trees_export
@@ -183,39 +183,50 @@ def import_from_form(form: TreeImportForm) -> tuple[ImportReport, Dataset | None
 def _export_filename(datasets: list[Dataset], format_name: str) -> str:
     # Dataset names are slugs, so they are safe in a file name as they are.
     stem = datasets[0].name if len(datasets) == 1 else f"{len(datasets)}-datasets"
-    return f"{stem}.{format_name}.jsonl"
+    return f"{stem}.{format_name}.{get_format(format_name).FILE.extension}"
 
 
 def export_response(datasets: list[Dataset], format_name: str) -> StreamingHttpResponse:
     """The datasets' trees in ``format_name``, one after another.
 
-    Every writer ends each item with a newline, so the concatenation is
-    still valid JSONL. Item ids are only unique within a dataset: importing
-    an export of several datasets into one may find repeated ids.
+    Only formats whose files can be joined (JSONL) take several datasets at
+    once. Item ids are only unique within a dataset: importing an export of
+    several datasets into one may find repeated ids.
     """
 
     def pieces() -> Iterator[str]:
         for dataset in datasets:
             yield from trees_export(dataset=dataset, format_name=format_name)
 
-    response = StreamingHttpResponse(pieces(), content_type="application/x-ndjson; charset=utf-8")
+    kind = get_format(format_name).FILE
+    response = StreamingHttpResponse(pieces(), content_type=f"{kind.media_type}; charset=utf-8")
     response["Content-Disposition"] = content_disposition_header(
         as_attachment=True, filename=_export_filename(datasets, format_name)
     )
     return response
 
 
-def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse]:
+def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse | None]:
+    kind = get_format(format_name).FILE
+
     def export(
         modeladmin: DatasetAdmin, request: HttpRequest, queryset: QuerySet[Dataset]
-    ) -> StreamingHttpResponse:
+    ) -> StreamingHttpResponse | None:
         # The changelist queryset carries the count subqueries; the export
         # needs none of them.
         datasets = list(Dataset.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
+        if len(datasets) > 1 and not kind.joinable:
+            modeladmin.message_user(
+                request,
+                f"{format_name} files cannot be joined: export one dataset at a time.",
+                messages.ERROR,
+            )
+            return None
         return export_response(datasets, format_name)
 
     export.__name__ = f"export_{format_name}"
-    return admin.action(permissions=["view"], description=f"Export as {format_name} JSONL")(export)
+    description = f"Export as {format_name} ({kind.extension.upper()})"
+    return admin.action(permissions=["view"], description=description)(export)
 
 
 @admin.register(Dataset)

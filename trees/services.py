@@ -128,6 +128,7 @@ def tree_import(
     stream = open_source(source)
     seen = ItemIds()
     batch: list[TreeRecord] = []
+    replaced_ids: list[int] = []
 
     def flush() -> None:
         existing = existing_tree_ids(dataset, (tree.external_id for tree in batch))
@@ -152,6 +153,7 @@ def tree_import(
         if report.errors and not skip_invalid:
             batch.clear()
             return
+        replaced_ids.extend(existing[tree.external_id] for tree in batch if tree.external_id in existing)
         try:
             created, messages = trees_store(dataset, batch, existing=existing, author_id=author_id)
         except DatabaseError as error:
@@ -200,8 +202,8 @@ def tree_import(
                 raise _Rollback from None
             if report.errors and not skip_invalid:
                 raise _Rollback
-            if report.trees_created:
-                trees_imported.send(sender=Dataset, dataset=dataset)
+            if report.trees_created or replaced_ids:
+                trees_imported.send(sender=Dataset, dataset=dataset, replaced=replaced_ids)
     except _Rollback:
         report.trees_created = report.trees_replaced = report.messages = 0
         return report

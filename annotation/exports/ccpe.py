@@ -31,9 +31,10 @@ from annotation.exports.rows import ItemAnnotations
 from annotation.schemes.span import Span
 from trees.formats import ccpe
 from trees.formats.jsonstream import encode
-from trees.formats.records import MessageRecord
+from trees.formats.records import JSON, MessageRecord
 
 NAME = "ccpe"
+FILE = JSON
 UNIT = "dialogue"
 NEEDS_TEXT = False
 NEEDS_RECORDS = True

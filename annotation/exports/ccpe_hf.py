@@ -8,8 +8,10 @@ from annotation.config import ProjectConfig
 from annotation.exports.ccpe import dialogues
 from annotation.exports.rows import ItemAnnotations
 from trees.formats import ccpe
+from trees.formats.records import JSONL
 
 NAME = "ccpe-hf"
+FILE = JSONL
 UNIT = "dialogue"
 NEEDS_TEXT = False
 NEEDS_RECORDS = True

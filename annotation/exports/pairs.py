@@ -44,8 +44,10 @@ from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations, TreeText
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
+from trees.formats.records import JSONL
 
 NAME = "pairs"
+FILE = JSONL
 UNIT = "pair"
 NEEDS_TEXT = True
 DESCRIPTION = "preference pairs {prompt, chosen, rejected, source, annotator}"

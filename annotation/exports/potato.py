@@ -24,8 +24,10 @@ from typing import Any
 from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations
 from trees.formats.jsonstream import encode
+from trees.formats.records import JSONL
 
 NAME = "potato"
+FILE = JSONL
 UNIT = "record"
 NEEDS_TEXT = False
 DESCRIPTION = "one record per item and annotator: {id, user, status, annotations, updated_at}"

@@ -21,8 +21,10 @@ from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations, TreeText
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
+from trees.formats.records import JSONL
 
 NAME = "sft"
+FILE = JSONL
 UNIT = "path"
 NEEDS_TEXT = True
 DESCRIPTION = "each selected path as {messages: [{role, content}], source}"

@@ -324,3 +324,23 @@ def test_a_gold_export_without_imported_spans_says_so():
         call_command("export_annotations", "plain", "--format", "ccpe", "--gold", stdout=io.StringIO())
 
     assert str(caught.value) == f"no gold set: no spans were imported with a corpus (no user {GOLD_USERNAME})"
+
+
+def test_a_dialogue_imported_again_with_replace_gets_its_gold_spans_anew():
+    project = ccpe_project(files=(ORIGINAL_FILE,))
+    before = len(gold(project, "CCPE-8e113").payload["spans"])
+    # The same dialogue with the first annotated utterance's segments removed.
+    changed = copy.deepcopy(ORIGINAL)
+    first = next(u for u in changed[0]["utterances"] if "segments" in u)
+    removed = sum(len(segment["annotations"]) for segment in first["segments"])
+    del first["segments"]
+
+    report = tree_import(
+        dataset=project.dataset,
+        source=io.BytesIO(json.dumps(changed).encode()),
+        format_name="ccpe",
+        replace=True,
+    )
+
+    assert report.committed and report.trees_replaced == 1
+    assert len(gold(project, "CCPE-8e113").payload["spans"]) == before - removed

@@ -205,3 +205,20 @@ def test_downloads_are_refused_to_annotators(project, people):
     response, _ = download(as_user(people["alice"]), "report", "json")
 
     assert response.status_code == 403
+
+
+def test_the_project_page_links_reviewers_and_managers_to_the_rubric_reports(client):
+    from annotation.models import Membership
+    from annotation.projects import membership_add
+    from tests.factories import DatasetFactory, ProjectFactory, UserFactory
+
+    project = ProjectFactory(dataset=DatasetFactory())
+    reviewer, annotator = UserFactory(), UserFactory()
+    membership_add(project=project, user=reviewer, role=Membership.Role.REVIEWER)
+    membership_add(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+    reports = f"/projects/{project.name}/rubrics/"
+
+    client.force_login(reviewer)
+    assert f'href="{reports}"' in client.get(f"/projects/{project.name}/").content.decode()
+    client.force_login(annotator)
+    assert f'href="{reports}"' not in client.get(f"/projects/{project.name}/").content.decode()

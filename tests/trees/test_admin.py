@@ -92,6 +92,9 @@ def as_alice(client: Client, alice: Any) -> Client:
 # Building trees through the import service, as real data arrives
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
 def import_bytes(dataset: Dataset, data: bytes, format_name: str, **kwargs: Any) -> Any:
     report = tree_import(dataset=dataset, source=io.BytesIO(data), format_name=format_name, **kwargs)
     assert report.committed, [str(issue) for issue in report.errors]
@@ -749,7 +752,33 @@ def test_the_export_actions_cover_every_format(as_alice: Client) -> None:
     actions = as_alice.get(DATASET_CHANGELIST).context["action_form"].fields["action"].choices
 
     assert {name for name, _ in actions} >= {f"export_{name}" for name in FORMATS}
-    assert ("export_potato", "Export as potato JSONL") in actions
+    assert ("export_potato", "Export as potato (JSONL)") in actions
+    assert ("export_ccpe", "Export as ccpe (JSON)") in actions
+
+
+def test_each_download_is_named_and_typed_for_its_format(as_alice: Client) -> None:
+    dataset = DatasetFactory(name="corpus")
+    import_bytes(dataset, (FIXTURES / "ccpe" / "CCPE-8e113.original.json").read_bytes(), "ccpe")
+
+    response = as_alice.post(DATASET_CHANGELIST, {"action": "export_ccpe", "_selected_action": [dataset.pk]})
+
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert 'filename="corpus.ccpe.json"' in response["Content-Disposition"]
+    assert json.loads(b"".join(response.streaming_content)) == json.loads(
+        (FIXTURES / "ccpe" / "CCPE-8e113.original.json").read_text()
+    )
+
+
+def test_files_that_cannot_be_joined_are_exported_one_dataset_at_a_time(as_alice: Client) -> None:
+    first, second = DatasetFactory(name="one"), DatasetFactory(name="two")
+
+    response = as_alice.post(
+        DATASET_CHANGELIST, {"action": "export_ccpe", "_selected_action": [first.pk, second.pk]}, follow=True
+    )
+
+    assert [str(m) for m in response.context["messages"]] == [
+        "ccpe files cannot be joined: export one dataset at a time."
+    ]
 
 
 # The tree page: the whole tree drawn, read-only

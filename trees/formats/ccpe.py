@@ -44,9 +44,10 @@ from trees import vocabulary
 from trees.formats.dialogues import chain, dialogue, utterance_index
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, read_node_id
-from trees.formats.records import ImportIssue, MessageRecord, TreeRecord, type_name, visible_metadata
+from trees.formats.records import JSON, ImportIssue, MessageRecord, TreeRecord, type_name, visible_metadata
 
 NAME = "ccpe"
+FILE = JSON
 ORIGINAL, HF = "original", "hf"
 # Where an utterance's segments are kept in its message's metadata.
 SEGMENTS_KEY = "ccpe_segments"

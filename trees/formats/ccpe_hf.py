@@ -5,8 +5,10 @@ Reading takes either CCPE layout, like ``ccpe`` itself; only the writer differs.
 """
 
 from trees.formats.ccpe import read, write_hf
+from trees.formats.records import JSONL
 
 NAME = "ccpe-hf"
+FILE = JSONL
 write = write_hf
 
 __all__ = ["NAME", "read", "write"]

@@ -30,9 +30,10 @@ from trees import vocabulary
 from trees.formats.ccpe import SEGMENTS_KEY
 from trees.formats.dialogues import chain, dialogue, utterance_index
 from trees.formats.jsonstream import encode
-from trees.formats.records import FormatError, ImportIssue, MessageRecord, TreeRecord, visible_metadata
+from trees.formats.records import CSV, FormatError, ImportIssue, MessageRecord, TreeRecord, visible_metadata
 
 NAME = "csv"
+FILE = CSV
 DEFAULT_SPEAKERS: dict[str, str] = {
     "USER": vocabulary.USER,
     "ASSISTANT": vocabulary.ASSISTANT,

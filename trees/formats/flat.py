@@ -16,6 +16,7 @@ from trees import vocabulary
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, read_node_id
 from trees.formats.records import (
+    JSONL,
     OPTIONAL_FIELDS,
     ImportIssue,
     MessageRecord,
@@ -28,6 +29,7 @@ from trees.formats.records import (
 from trees.nesting import children_by_parent, preorder
 
 NAME = "flat"
+FILE = JSONL
 _STRUCTURAL = {"id", "parent_id", "tree_id", "role", *OPTIONAL_FIELDS}
 
 Line = tuple[int, Any]

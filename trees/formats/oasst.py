@@ -16,6 +16,7 @@ from trees import vocabulary
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
 from trees.formats.records import (
+    JSONL,
     OMITTED,
     ImportIssue,
     MessageRecord,
@@ -24,6 +25,7 @@ from trees.formats.records import (
 )
 
 NAME = "oasst"
+FILE = JSONL
 KEYS = NodeKeys(
     id_key="message_id",
     children_key="replies",

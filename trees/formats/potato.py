@@ -14,6 +14,7 @@ from typing import IO, Any
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
 from trees.formats.records import (
+    JSONL,
     ImportIssue,
     MessageRecord,
     TreeRecord,
@@ -23,6 +24,7 @@ from trees.formats.records import (
 )
 
 NAME = "potato"
+FILE = JSONL
 KEYS = NodeKeys(
     id_key="id", children_key="children", text_keys=("content", "text"), role_keys=("role", "speaker")
 )

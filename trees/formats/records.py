@@ -12,6 +12,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True)
+class FileKind:
+    """What a format's files are, for downloads: name ending, media type, and
+    whether two files can be joined into one (JSONL can; a JSON array or a
+    CSV with its header cannot)."""
+
+    extension: str
+    media_type: str
+    joinable: bool
+
+
+JSONL = FileKind("jsonl", "application/x-ndjson", joinable=True)
+JSON = FileKind("json", "application/json", joinable=False)
+CSV = FileKind("csv", "text/csv", joinable=False)
+
+
 @dataclass(slots=True, frozen=True)
 class ImportIssue:
     """One problem in an input file, located so a person can find and fix it.

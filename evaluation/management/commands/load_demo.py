@@ -73,6 +73,7 @@ class Command(BaseCommand):
                 membership_add(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
             self.stdout.write(f"project {name}: {project.items.count()} items")
         scheduling = self._scheduling_demo(admin, annotators)
+        self._collect_demo(admin, annotators)
         logins = "\n".join(
             f"  annotator: user {username!r}  password {password!r}" for username, password in ANNOTATORS
         )
@@ -84,6 +85,24 @@ class Command(BaseCommand):
                 f"  rubric report: http://127.0.0.1:8000/projects/{scheduling}/rubrics/scheduling/\n"
             )
         )
+
+    def _collect_demo(self, admin: Any, annotators: list[Any]) -> None:
+        """A collect-mode project whose trees the demo logins grow through tasks."""
+        config_yaml = (DEMO_DIR / "collect.yaml").read_text()
+        project = Project.objects.filter(name="demo-collect").first()
+        if project is None:
+            project = project_create(
+                name="demo-collect",
+                dataset=dataset_get_or_create("collect-demo"),
+                config_yaml=config_yaml,
+                mode=Project.Mode.COLLECT,
+            )
+        else:
+            project_config_update(project=project, config_yaml=config_yaml)
+        membership_add(project=project, user=admin, role=Membership.Role.MANAGER)
+        for person in (admin, *annotators):
+            membership_add(project=project, user=person, role=Membership.Role.ANNOTATOR)
+        self.stdout.write(f"project {project.name}: trees grow through tasks at /projects/{project.name}/")
 
     def _scheduling_demo(self, admin: Any, annotators: list[Any]) -> str:
         """The scheduling rubric sample as a project: automatic results now, human checks to do."""

@@ -1,0 +1,18 @@
+"""The link from a project's page to its rubric reports."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.urls import reverse
+
+from annotation import permissions
+from annotation.links import register_project_link
+from annotation.models import Project
+
+
+@register_project_link
+def rubric_reports_link(user: AbstractBaseUser | AnonymousUser, project: Project) -> tuple[str, str] | None:
+    """Reviewers and managers read a project's rubric reports."""
+    if not permissions.can_review(user, project):
+        return None
+    return "Rubric reports", reverse("evaluation:project-rubrics", kwargs={"name": project.name})
