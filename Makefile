@@ -42,6 +42,8 @@ bench: install
 	$(BIN)/python bench/corpus_io.py
 	$(BIN)/python bench/collect_sim.py
 	$(BIN)/python bench/evaluate.py
+	$(BIN)/python bench/agreement.py
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

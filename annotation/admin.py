@@ -27,15 +27,27 @@ from django.forms import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 from django.utils.http import content_disposition_header
 
 from annotation.config import ProjectConfig, parse_config
 from annotation.exports import EXPORTS, annotations_export, get_export
+from annotation.gold import gold_answers_normalize, gold_item_set, gold_items_mark
 from annotation.imports import AnnotationImportReport, annotations_import
-from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
+from annotation.links import project_links
+from annotation.models import Annotation, ApiToken, Assignment, Membership, Project, ProjectItem, Review
 from annotation.problems import ProblemsError
-from annotation.projects import membership_add, membership_remove, project_config_update, project_create
+from annotation.projects import (
+    membership_add,
+    membership_remove,
+    project_config_update,
+    project_create,
+    project_update,
+)
+from annotation.quality import project_quality
+from annotation.tokens import token_create, tokens_revoke
+from trees.admin import AuditedDeletes
 
 IMPORT_URL_NAME = "annotation_annotation_import"
 
@@ -91,9 +103,12 @@ class MembershipInline(admin.TabularInline):
 def export_response(projects: list[Project], format_name: str) -> StreamingHttpResponse:
     """The projects' submitted annotations in ``format_name``, one project after another."""
 
+    # Asked for now, while the request says who asks (for the audit log); read as the response streams.
+    exports = [annotations_export(project=project, format_name=format_name) for project in projects]
+
     def lines() -> Iterator[str]:
-        for project in projects:
-            yield from annotations_export(project=project, format_name=format_name)
+        for export in exports:
+            yield from export
 
     stem = projects[0].name if len(projects) == 1 else f"{len(projects)}-projects"
     kind = get_export(format_name).FILE
@@ -127,7 +142,7 @@ def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse | No
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(AuditedDeletes, admin.ModelAdmin):
     form = ProjectForm
     list_display = ("name", "title", "dataset", "mode", "item_count", "submitted_count", "created_at")
     list_filter = ("mode",)
@@ -136,6 +151,10 @@ class ProjectAdmin(admin.ModelAdmin):
     inlines = [MembershipInline]
     actions = [_export_action(name) for name in EXPORTS]
     change_form_template = "admin/annotation/project/change_form.html"
+    audit_delete_action = "project.delete"
+
+    def audit_scope(self, project: Project) -> str:
+        return project.name
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
         return (
@@ -150,9 +169,46 @@ class ProjectAdmin(admin.ModelAdmin):
             )
         )
 
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Project | None = None,
+    ) -> Any:
+        # The links other apps register for a project's page (evaluation: rubric reports, agreement).
+        context["project_links"] = project_links(request.user, obj) if obj is not None else []
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None) -> tuple[str, ...]:
         # A project's answers name the nodes of its dataset's trees: it cannot move to another dataset.
-        return ("dataset",) if obj is not None else ()
+        return ("dataset", "annotator_quality") if obj is not None else ()
+
+    @admin.display(description="annotator quality")
+    def annotator_quality(self, project: Project) -> str:
+        """Accuracy on gold items, flags and training (annotation.quality), as the quality page has them."""
+        report = project_quality(project=project)
+        url = reverse("annotation:quality", kwargs={"name": project.name})
+        rows = format_html_join(
+            "",
+            "<li>{}{}: {} on {} gold answer(s); training {}</li>",
+            (
+                (
+                    annotator.username,
+                    " (flagged)" if annotator.flagged else "",
+                    f"{annotator.accuracy:.0%}" if annotator.accuracy is not None else "no accuracy yet",
+                    annotator.gold_answered,
+                    annotator.training,
+                )
+                for annotator in report.annotators
+            ),
+        )
+        gold = len(report.gold_items)
+        return format_html(
+            '<p>{} gold item(s). <a href="{}">The quality page</a></p><ul>{}</ul>', gold, url, rows
+        )
 
     @admin.display(description="items", ordering="item_count")
     def item_count(self, project: Project) -> str:
@@ -165,7 +221,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Project, form: ProjectForm, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            project_update(project=obj, fields=[name for name in form.changed_data if name != "config_yaml"])
             if "config_yaml" in form.changed_data:
                 project_config_update(project=obj, config_yaml=obj.config_yaml)
         else:
@@ -316,12 +372,34 @@ class AnnotationAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "admin/annotation/annotation/import_form.html", context)
 
 
+class ReviewInline(admin.TabularInline):
+    """The decisions on an annotator's work, newest first; taken on the review pages, not here."""
+
+    model = Review
+    fields = ("decision", "reviewer", "comment", "version", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
+        return super().get_queryset(request).select_related("reviewer")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Assignment)
 class AssignmentAdmin(ReadOnlyAdmin):
     list_display = (
         "tree",
         "user",
         "status",
+        "review_status",
+        "kind",
+        "gold_score",
         "project",
         "version",
         "leased_at",
@@ -331,6 +409,8 @@ class AssignmentAdmin(ReadOnlyAdmin):
     list_filter = (
         ("project", admin.RelatedOnlyFieldListFilter),
         "status",
+        "review_status",
+        "kind",
         ("user", admin.RelatedOnlyFieldListFilter),
     )
     list_select_related = ("project", "tree", "user")
@@ -341,6 +421,9 @@ class AssignmentAdmin(ReadOnlyAdmin):
         "tree",
         "user",
         "status",
+        "review_status",
+        "kind",
+        "gold_score",
         "version",
         "leased_at",
         "lease_expires_at",
@@ -349,3 +432,189 @@ class AssignmentAdmin(ReadOnlyAdmin):
         "time_spent_ms",
     )
     readonly_fields = fields
+    inlines = [ReviewInline]
+
+
+# Reviews: decisions are taken on the review pages (annotation.review), read here
+
+
+@admin.register(Review)
+class ReviewAdmin(ReadOnlyAdmin):
+    list_display = ("item", "annotator", "decision", "reviewer", "project", "version", "created_at")
+    list_filter = (
+        ("assignment__project", admin.RelatedOnlyFieldListFilter),
+        "decision",
+        ("reviewer", admin.RelatedOnlyFieldListFilter),
+    )
+    list_select_related = ("assignment__project", "assignment__tree", "assignment__user", "reviewer")
+    search_fields = ("assignment__tree__external_id__exact", "assignment__user__username__exact")
+    search_help_text = "An item id or an annotator's username, exactly."
+    fields = ("assignment", "reviewer", "decision", "comment", "version", "created_at")
+    readonly_fields = fields
+
+    @admin.display(description="item", ordering="assignment__tree__external_id")
+    def item(self, review: Review) -> str:
+        return review.assignment.tree.external_id
+
+    @admin.display(description="annotator", ordering="assignment__user__username")
+    def annotator(self, review: Review) -> str:
+        return review.assignment.user.get_username()
+
+    @admin.display(description="project", ordering="assignment__project__name")
+    def project(self, review: Review) -> Project:
+        return review.assignment.project
+
+
+# API tokens: made here (the secret shown once), revoked, never edited
+
+
+class ApiTokenForm(forms.ModelForm):
+    class Meta:
+        model = ApiToken
+        fields = ("user", "name", "expires_at")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(AuditedDeletes, admin.ModelAdmin):
+    """Tokens for the REST API. Adding one shows its secret once, in a message; only its hash
+    is kept. A token cannot be edited: revoke it and make another."""
+
+    form = ApiTokenForm
+    list_display = ("name", "user", "shown_prefix", "created_at", "last_used_at", "expires_at", "state")
+    list_filter = (("user", admin.RelatedOnlyFieldListFilter),)
+    list_select_related = ("user",)
+    search_fields = ("name", "prefix", "user__username__exact")
+    search_help_text = "A token's name or prefix, or a username exactly."
+    autocomplete_fields = ("user",)
+    actions = ["revoke"]
+    audit_delete_action = "token.delete"
+
+    def audit_scope(self, token: ApiToken) -> str:
+        return token.user.get_username()
+
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return ("user", "name", "expires_at")
+        return ("user", "name", "shown_prefix", "created_at", "last_used_at", "expires_at", "revoked_at")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
+        return () if obj is None else self.get_fields(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The change page shows the token read-only; the revoke action needs this permission.
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="token")
+    def shown_prefix(self, token: ApiToken) -> str:
+        return f"bp_{token.prefix}_…"
+
+    @admin.display(description="state")
+    def state(self, token: ApiToken) -> str:
+        if token.revoked_at is not None:
+            return "revoked"
+        if token.expires_at is not None and token.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: ApiTokenForm, change: bool) -> None:
+        made = token_create(user=obj.user, name=obj.name, expires_at=obj.expires_at)
+        # The admin goes on with ``obj`` (its log entry, the redirect): make it the saved token.
+        for field in ApiToken._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(made.token, field.attname))
+        obj._state.adding, obj._state.db = False, made.token._state.db
+        messages.warning(
+            request,
+            format_html(
+                "The token for {}: <code>{}</code> — copy it now: it is not stored and will not be shown "
+                "again. Send it as <code>Authorization: Bearer &lt;token&gt;</code>.",
+                obj.user,
+                made.secret,
+            ),
+        )
+
+    @admin.action(permissions=["change"], description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        count = tokens_revoke(queryset)
+        self.message_user(request, f"{count} token{'' if count == 1 else 's'} revoked.", messages.SUCCESS)
+
+
+# Project items: marking gold items and their expected answers (annotation.gold)
+
+
+class GoldItemForm(forms.ModelForm):
+    """An item's expected answers as JSON (payloads by scheme name), checked by the project's schemes."""
+
+    class Meta:
+        model = ProjectItem
+        fields = ("is_gold", "gold_answers", "gold_explanation")
+        widgets = {
+            "gold_answers": forms.Textarea(attrs={"rows": 12, "cols": 100, "class": "vLargeTextField"})
+        }
+        labels = {"gold_answers": "Expected answers", "gold_explanation": "Explanation"}
+        help_texts = {
+            "gold_answers": 'Answers by scheme name, as annotators give them: {"sentiment": {"label": '
+            '"positive"}} (or Potato\'s bare values: {"sentiment": "positive"}).',
+            "gold_explanation": "Shown to annotators after they answer the item in training.",
+        }
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if "gold_answers" in cleaned:
+            try:
+                cleaned["gold_answers"] = gold_answers_normalize(
+                    item=self.instance, answers=cleaned["gold_answers"], is_gold=cleaned.get("is_gold", False)
+                )
+            except ProblemsError as error:
+                self.add_error("gold_answers", [str(problem) for problem in error.problems])
+        return cleaned
+
+
+@admin.register(ProjectItem)
+class ProjectItemAdmin(admin.ModelAdmin):
+    """A project's items. Only gold is edited here: the counts belong to hand-out, the items
+    to the dataset (they are added and removed with its trees)."""
+
+    form = GoldItemForm
+    list_display = ("tree", "project", "is_gold", "has_answers", "active_count", "submitted_count")
+    list_filter = (("project", admin.RelatedOnlyFieldListFilter), "is_gold")
+    list_select_related = ("project", "tree")
+    search_fields = ("tree__external_id__exact",)
+    search_help_text = "An item id, exactly."
+    show_full_result_count = False
+    readonly_fields = ("project", "tree", "active_count", "submitted_count")
+    fields = (*readonly_fields, "is_gold", "gold_answers", "gold_explanation")
+    actions = ["mark_gold", "unmark_gold"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="expected answers", boolean=True)
+    def has_answers(self, item: ProjectItem) -> bool:
+        return bool(item.gold_answers)
+
+    def save_model(self, request: HttpRequest, obj: ProjectItem, form: GoldItemForm, change: bool) -> None:
+        gold_item_set(
+            item=obj, answers=obj.gold_answers, explanation=obj.gold_explanation, is_gold=obj.is_gold
+        )
+
+    @admin.action(
+        permissions=["change"], description="Mark the selected items gold (those with expected answers)"
+    )
+    def mark_gold(self, request: HttpRequest, queryset: QuerySet[ProjectItem]) -> None:
+        changed, unanswered = gold_items_mark(items=queryset, is_gold=True)
+        self.message_user(request, f"{changed:,} item{'s' if changed != 1 else ''} marked gold.")
+        if unanswered:
+            self.message_user(
+                request,
+                f"{unanswered:,} item{'s have' if unanswered != 1 else ' has'} no expected answers yet: "
+                "open each to give them, or import them with manage.py import_gold.",
+                messages.WARNING,
+            )
+
+    @admin.action(permissions=["change"], description="Unmark the selected gold items")
+    def unmark_gold(self, request: HttpRequest, queryset: QuerySet[ProjectItem]) -> None:
+        changed, _ = gold_items_mark(items=queryset, is_gold=False)
+        self.message_user(request, f"{changed:,} item{'s' if changed != 1 else ''} no longer gold.")

@@ -22,12 +22,13 @@ from datetime import datetime, timedelta
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Case, Exists, F, OuterRef, When
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.projects import project_config
 from annotation.schemes.tree import TreeAnnotation
+from trees.audit import Target, audit_record
 from trees.models import ConversationTree
 from trees.shapes import TreeShape
 
@@ -37,6 +38,10 @@ LEASED, SUBMITTED, SKIPPED, EXPIRED = (
     Assignment.Status.SKIPPED,
     Assignment.Status.EXPIRED,
 )
+
+
+# Review: work a reviewer sent back (held for its annotator: annotation.review) comes back first.
+RETURNED_FIRST = Case(When(review_status=Assignment.ReviewStatus.REJECTED, then=0), default=1)
 
 
 class NoItemAvailable(Exception):
@@ -70,12 +75,14 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     expired = list(
         Assignment.objects.select_for_update(skip_locked=True)
         .filter(project=project, status=LEASED, lease_expires_at__lt=now)
-        .values_list("pk", "tree_id")
+        .values_list("pk", "tree_id", "kind")
     )
     if not expired:
         return 0
-    Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(status=EXPIRED, updated_at=now)
-    for tree_id, count in Counter(tree_id for _, tree_id in expired).items():
+    Assignment.objects.filter(pk__in=[pk for pk, _, _ in expired]).update(status=EXPIRED, updated_at=now)
+    # Gold checks and training never held a place in their item's overlap (annotation.gold).
+    counted = Counter(tree_id for _, tree_id, kind in expired if kind == Assignment.Kind.WORK)
+    for tree_id, count in counted.items():
         ProjectItem.objects.filter(project=project, tree_id=tree_id).update(
             active_count=F("active_count") - count
         )
@@ -91,7 +98,12 @@ def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None 
     for attempt in range(3):
         try:
             with transaction.atomic():
-                return _item_next(project, user, now or timezone.now())
+                moment = now or timezone.now()
+                assignment = _item_next(project, user, moment)
+                if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
+                    target = Target.row(ConversationTree, assignment.tree_id, "external_id")
+                    audit_record("assignment.lease", target=target, scope=project.name, actor=user)
+                return assignment
         except IntegrityError:
             # The same user asked twice at once and both picked one item: ask again.
             if attempt == 2:
@@ -107,7 +119,7 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
     current = (
         Assignment.objects.select_for_update()
         .filter(project=project, user=user, status=LEASED)
-        .order_by("leased_at")
+        .order_by(RETURNED_FIRST, "leased_at")
         .first()
     )
     if current is not None:
@@ -124,7 +136,11 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
             .filter(pk=user.pk)
             .values_list("pk", flat=True)
         )
-        taken = Assignment.objects.filter(project=project, user=user, status__in=[LEASED, SUBMITTED]).count()
+        taken = (
+            Assignment.objects.filter(project=project, user=user, status__in=[LEASED, SUBMITTED])
+            .exclude(kind=Assignment.Kind.TRAINING)
+            .count()
+        )
         if taken >= config.max_items_per_user:
             raise NoItemAvailable(
                 "quota", f"you have done your {config.max_items_per_user} items in this project — thank you"
@@ -136,21 +152,46 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
         .filter(project=project, user=user, status=EXPIRED)
         .order_by("leased_at")
     ):
+        # Gold checks and training come back whatever their item's overlap: they take no place in it.
+        counted = assignment.kind == Assignment.Kind.WORK
         item = (
             ProjectItem.objects.select_for_update(skip_locked=True)
             .filter(project=project, tree_id=assignment.tree_id, active_count__lt=config.annotations_per_item)
             .first()
+            if counted
+            else None
         )
-        if item is not None:
-            _take(item)
+        if item is not None or not counted:
+            if item is not None:
+                _take(item)
             assignment.status, assignment.leased_at = LEASED, now
             assignment.lease_expires_at, assignment.updated_at = now + lease, now
             assignment.save(update_fields=["status", "leased_at", "lease_expires_at", "updated_at"])
             return assignment
 
+    # -- gold checks and training (annotation.gold): handed out outside the overlap, when due --
+    from annotation.gold import gold_pick  # here: annotation.gold builds on this module
+
+    pick = gold_pick(project=project, user=user)
+    if pick is not None:
+        kind, tree_id = pick
+        assignment = Assignment.objects.create(
+            project=project,
+            tree_id=tree_id,
+            user=user,
+            kind=kind,
+            status=LEASED,
+            leased_at=now,
+            lease_expires_at=now + lease,
+            updated_at=now,
+        )
+        _start_drafts(project, assignment, now)
+        return assignment
+    # -- end of gold checks and training --
+
     mine = Assignment.objects.filter(project=project, user=user, tree_id=OuterRef("tree_id"))
     candidates = ProjectItem.objects.filter(
-        project=project, active_count__lt=config.annotations_per_item
+        project=project, active_count__lt=config.annotations_per_item, is_gold=False
     ).filter(~Exists(mine))
     if config.order == "random":
         candidates = candidates.order_by("shuffle_key", "tree_id")

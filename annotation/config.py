@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
+from annotation.quality_config import QualityConfig, parse_quality
 from annotation.schemes import SCHEMES, Scheme
 from annotation.workflow.config import WorkflowConfig, parse_workflow
 
@@ -82,9 +83,19 @@ OWN_KEYS = frozenset(
         "instructions",
         "annotation_task_name",
         "workflow",
+        "quality",
     }
 )
-POTATO_MAPPED = frozenset({"assignment_strategy", "max_annotations_per_item", "max_annotations_per_user"})
+POTATO_MAPPED = frozenset(
+    {
+        "assignment_strategy",
+        "max_annotations_per_item",
+        "max_annotations_per_user",
+        # Potato's quality control, read into quality: (annotation.quality_config).
+        "gold_standards",
+        "training",
+    }
+)
 ITEM_PROPERTY_KEYS = frozenset({"id_key", "tree_key"})
 ITEM_PROPERTY_IGNORED = frozenset({"text_key", "context_key", "kwargs"})
 ASSIGNMENT_KEYS = frozenset({"annotations_per_item", "max_items_per_user", "order", "lease_minutes"})
@@ -122,6 +133,8 @@ class ProjectConfig:
     notes: list[str] = field(default_factory=list)
     # Open-Assistant's settings for projects in collect mode (``workflow:``; defaults when absent).
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
+    # Gold checks, flagging and the training phase (``quality:``; none when absent).
+    quality: QualityConfig = field(default_factory=QualityConfig)
 
     def scheme(self, name: str) -> Scheme:
         for scheme in self.schemes:
@@ -140,6 +153,7 @@ class ProjectConfig:
             "ignored": self.ignored,
             "notes": self.notes,
             "workflow": self.workflow.as_dict(),
+            "quality": self.quality.as_dict(),
         }
 
 
@@ -172,6 +186,7 @@ def config_from_data(raw: Any) -> ProjectConfig:
     id_key, tree_key = _item_properties(raw.get("item_properties"), problems)
     notes: list[str] = []
     assignment = _assignment(raw, problems, notes)
+    quality = parse_quality(raw, [scheme.name for scheme in schemes], problems, notes)
     title = raw.get("annotation_task_name", "")
     if not isinstance(title, str):
         problems.add("annotation_task_name", f"must be a string, got {describe(title)}")
@@ -191,6 +206,7 @@ def config_from_data(raw: Any) -> ProjectConfig:
         ignored=sorted(problems.ignored),
         notes=notes,
         workflow=workflow,
+        quality=quality,
     )
 
 

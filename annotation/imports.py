@@ -38,6 +38,7 @@ from annotation.config import ProjectConfig
 from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
 from annotation.problems import Problems, describe, join
 from annotation.projects import membership_add, project_config, user_get_or_create_unusable
+from trees.audit import audit_record
 from trees.formats.jsonstream import iter_documents
 from trees.formats.records import FormatError, ImportIssue
 from trees.models import Message
@@ -175,6 +176,18 @@ def annotations_import(
                 report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))
             if report.errors:
                 raise _Rollback
+            audit_record(
+                "annotations.import",
+                target=project,
+                scope=project.name,
+                details={
+                    "records": report.records,
+                    "annotations": report.annotations,
+                    "replaced": report.replaced,
+                    "users_created": report.users_created[:MAX_NAMES_SHOWN],
+                    "users_added": report.users_added[:MAX_NAMES_SHOWN],
+                },
+            )
     except _Rollback:
         report.records = report.annotations = report.replaced = 0
         report.users_created, report.users_added = [], []

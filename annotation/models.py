@@ -72,6 +72,13 @@ class ProjectItem(models.Model):
     submitted_count = models.PositiveIntegerField(default=0)
     # A fixed random number per item: "random" order without ORDER BY random().
     shuffle_key = models.FloatField(default=0.0)
+    # Gold items have known answers: they are mixed into annotators' queues (and
+    # make up the training phase) to measure accuracy, outside the overlap counts.
+    is_gold = models.BooleanField("gold", default=False)
+    # The expected answers by scheme name, in the shape an annotation's payload has.
+    gold_answers = models.JSONField(default=dict, blank=True)
+    # Shown to the annotator after they answer the item in training: why the answer is right.
+    gold_explanation = models.TextField(blank=True)
 
     class Meta:
         constraints = [
@@ -81,6 +88,8 @@ class ProjectItem(models.Model):
             models.Index(fields=["project", "active_count", "tree"], name="item_sequential"),
             models.Index(fields=["project", "active_count", "shuffle_key"], name="item_random"),
             models.Index(fields=["project", "submitted_count", "active_count", "tree"], name="item_fewest"),
+            # Gold checks and training pick among a project's gold items only (annotation.gold).
+            models.Index(fields=["project", "tree"], condition=models.Q(is_gold=True), name="item_gold"),
         ]
 
     def __str__(self) -> str:
@@ -111,6 +120,23 @@ class Assignment(models.Model):
     # one measure per item, whatever the number of schemes answered.
     time_spent_ms = models.PositiveBigIntegerField(default=0)
 
+    class Kind(models.TextChoices):
+        WORK = "work"
+        GOLD = "gold", "gold check"
+        TRAINING = "training"
+
+    class ReviewStatus(models.TextChoices):
+        UNREVIEWED = "", "not reviewed"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.WORK)
+    # For gold and training work: how well the submitted answers match the expected ones (0..1).
+    gold_score = models.FloatField(null=True, blank=True)
+    # The latest review's decision (the history is in Review); a rejected item is back in its
+    # annotator's queue until they submit it again.
+    review_status = models.CharField(max_length=16, choices=ReviewStatus.choices, default="", blank=True)
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "tree", "user"], name="assignment_unique"),
@@ -118,6 +144,10 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["project", "user", "status"], name="assignment_by_user"),
             models.Index(fields=["project", "status", "lease_expires_at"], name="assignment_expiry"),
+            # The review queue: a project's submitted work by review status, in item order.
+            models.Index(
+                fields=["project", "review_status", "status", "tree"], name="assignment_review_queue"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -160,3 +190,72 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scheme} by {self.user} on {self.tree}"
+
+
+class Review(models.Model):
+    """A reviewer's decision on one annotator's submitted work on one item."""
+
+    class Decision(models.TextChoices):
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    comment = models.TextField(blank=True)
+    # The assignment's version the reviewer saw: a decision on older work than the current is refused.
+    version = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.decision} by {self.reviewer} ({self.assignment})"
+
+
+class ApiToken(models.Model):
+    """A secret an integration sends as ``Authorization: Bearer <token>`` to act as ``user``.
+
+    Only a SHA-256 hash of the token is stored: the token itself is shown
+    once, when it is made (``annotation.tokens.token_create``). ``prefix`` is
+    the public part of the token (``bp_<prefix>_<secret>``): it finds the row
+    and names the token in lists without revealing it.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. the integration's name.")
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # Written at most once a minute per token (see annotation.tokens): not a write per request.
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the token does not expire.")
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} (bp_{self.prefix}_…)"
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class RateWindow(models.Model):
+    """How many API requests one caller made in the current throttle window, by scope.
+
+    One row per (scope, caller), counted up by a single atomic upsert per
+    request (``annotation.api.throttling``): the count is shared by every
+    worker and host, as a limit has to be.
+    """
+
+    key = models.CharField(max_length=200, unique=True)
+    window_start = models.BigIntegerField(help_text="In seconds since the epoch.")
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} since {self.window_start}"

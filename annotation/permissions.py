@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from annotation.models import Membership, Project
+from annotation.models import Annotation, Membership, Project
+from trees.models import ConversationTree, Dataset
 
 MANAGER = Membership.Role.MANAGER
 ANNOTATOR = Membership.Role.ANNOTATOR
@@ -87,6 +88,84 @@ def visible_projects(user: User) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
     return Project.objects.filter(memberships__user=user).distinct()
+
+
+def can_create_project(user: User) -> bool:
+    return is_admin(user) or _staff_with(user, "annotation.add_project")
+
+
+def can_view_members(user: User, project: Project) -> bool:
+    return can_review(user, project)
+
+
+def can_export(user: User, project: Project) -> bool:
+    """Exports hold everyone's answers: for those who may see them all."""
+    return can_see_all_annotations(user, project)
+
+
+def can_import_annotations(user: User, project: Project) -> bool:
+    """An import writes answers in others' names (and adds them as annotators): managers only."""
+    return can_manage(user, project)
+
+
+def visible_annotations(user: User) -> QuerySet[Annotation]:
+    """Annotations ``user`` may read: their own, and everyone's in projects they manage or review."""
+    if is_admin(user):
+        return Annotation.objects.all()
+    if not user.is_authenticated:
+        return Annotation.objects.none()
+    reviewed = Membership.objects.filter(user=user, role__in=[MANAGER, REVIEWER]).values("project_id")
+    return Annotation.objects.filter(Q(user=user) | Q(project_id__in=reviewed))
+
+
+# -- datasets and their trees -----------------------------------------------------------
+#
+# Trees are not a project's: a dataset may serve several projects. Whoever may see
+# every answer in a project (its managers and reviewers) may read its dataset; its
+# annotators see trees only as the items handed to them. Making datasets and
+# importing into them is for admins and staff given the model permissions, and for
+# managers of a project over the dataset (new trees become their items); replacing
+# trees changes what every project over them refers to, so it needs the admin's
+# permission to change trees.
+
+
+def _staff_with(user: User, permission: str) -> bool:
+    return bool(user.is_authenticated and user.is_staff and user.has_perm(permission))
+
+
+def _datasets_reviewed(user: User, *, managed_only: bool = False) -> QuerySet[Project]:
+    roles = [MANAGER] if managed_only else [MANAGER, REVIEWER]
+    return Project.objects.filter(memberships__user=user, memberships__role__in=roles).values("dataset_id")
+
+
+def visible_datasets(user: User) -> QuerySet[Dataset]:
+    if is_admin(user) or _staff_with(user, "trees.view_dataset"):
+        return Dataset.objects.all()
+    if not user.is_authenticated:
+        return Dataset.objects.none()
+    return Dataset.objects.filter(pk__in=_datasets_reviewed(user))
+
+
+def visible_trees(user: User) -> QuerySet[ConversationTree]:
+    if is_admin(user) or _staff_with(user, "trees.view_dataset"):
+        return ConversationTree.objects.all()
+    if not user.is_authenticated:
+        return ConversationTree.objects.none()
+    return ConversationTree.objects.filter(dataset_id__in=_datasets_reviewed(user))
+
+
+def can_create_dataset(user: User) -> bool:
+    return is_admin(user) or _staff_with(user, "trees.add_dataset")
+
+
+def can_import_trees(user: User, dataset: Dataset, *, replace: bool = False) -> bool:
+    if is_admin(user):
+        return True
+    if replace:
+        return _staff_with(user, "trees.change_conversationtree")
+    return _staff_with(user, "trees.add_conversationtree") or bool(
+        user.is_authenticated and _datasets_reviewed(user, managed_only=True).filter(dataset=dataset).exists()
+    )
 
 
 # -- tree collection (annotation.workflow) -------------------------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -63,25 +63,27 @@ def project_visible_get(*, user: Any, name: str) -> Project:
 
 
 def project_progress(*, project: Project, user: AbstractBaseUser) -> Progress:
-    """The user's and the project's progress, in one query over the project's items.
-
-    Each item row checks the user's assignment through the (project, tree,
-    user) unique index.
-    """
+    """The user's and the project's progress, in two queries whose cost does not grow with the
+    project's other annotators: the user's own assignments through their index, and one count
+    over the project's items (no per-item subquery, which made every call scan them all twice)."""
     overlap = project_config(project).assignment.annotations_per_item
-    mine = Assignment.objects.filter(project=project, user=user, tree_id=OuterRef("tree_id"))
+    # Gold items are not the project's work (annotation.gold); gold checks count as the annotator's
+    # items (they must not stand out), training does not.
+    mine = Assignment.objects.filter(project=project, user=user).aggregate(
+        submitted=Count("pk", filter=Q(status=SUBMITTED) & ~Q(kind=Assignment.Kind.TRAINING)),
+        holding=Count("pk", filter=Q(status=LEASED)),
+    )
     counts = ProjectItem.objects.filter(project=project).aggregate(
-        items=Count("pk"),
-        complete=Count("pk", filter=Q(submitted_count__gte=overlap)),
-        submitted=Count("pk", filter=Q(Exists(mine.filter(status=SUBMITTED)))),
-        holding=Count("pk", filter=Q(Exists(mine.filter(status=LEASED)))),
+        items=Count("pk", filter=Q(is_gold=False)),
+        complete=Count("pk", filter=Q(submitted_count__gte=overlap, is_gold=False)),
+        handed=Count("pk"),
     )
     return Progress(
-        submitted=counts["submitted"],
-        quota=_quota(project, counts["items"]),
+        submitted=mine["submitted"],
+        quota=_quota(project, counts["handed"]),
         items=counts["items"],
         complete=counts["complete"],
-        holding=counts["holding"] > 0,
+        holding=mine["holding"] > 0,
     )
 
 
@@ -96,13 +98,14 @@ def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
     """The projects ``user`` may see, each with its progress: three queries for any number.
 
     1. the projects, each with the user's submitted count as a subquery;
-    2. the items of all of them, counted by (project, submitted count), which
+    2. the items of all of them, counted by (project, submitted count, gold), which
        gives both the item count and, against each project's overlap, the
        complete items;
     3. the user's roles in all of them (``permissions.roles_remember``).
     """
     submitted = (
         Assignment.objects.filter(project=OuterRef("pk"), user=user, status=SUBMITTED)
+        .exclude(kind=Assignment.Kind.TRAINING)
         .order_by()
         .values("project")
         .annotate(count=Count("pk"))
@@ -113,24 +116,26 @@ def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
         .annotate(my_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), 0))
         .order_by("name")
     )
-    histogram: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for project_id, submitted_count, count in (
+    histogram: dict[int, list[tuple[int, bool, int]]] = defaultdict(list)
+    for project_id, submitted_count, is_gold, count in (
         ProjectItem.objects.filter(project__in=[project.pk for project in projects])
         .order_by()
-        .values("project_id", "submitted_count")
+        .values("project_id", "submitted_count", "is_gold")
         .annotate(count=Count("pk"))
-        .values_list("project_id", "submitted_count", "count")
+        .values_list("project_id", "submitted_count", "is_gold", "count")
     ):
-        histogram[project_id].append((submitted_count, count))
+        histogram[project_id].append((submitted_count, is_gold, count))
     permissions.roles_remember(user, projects)
     rows = []
     for project in projects:
         overlap = project_config(project).assignment.annotations_per_item
         counts = histogram[project.pk]
-        items = sum(count for _, count in counts)
-        complete = sum(count for submitted_count, count in counts if submitted_count >= overlap)
+        # As in project_progress: gold items are not the project's work, but may be handed out.
+        handed = sum(count for _, _, count in counts)
+        items = sum(count for _, is_gold, count in counts if not is_gold)
+        complete = sum(count for done, is_gold, count in counts if done >= overlap and not is_gold)
         progress = Progress(
-            submitted=project.my_submitted, quota=_quota(project, items), items=items, complete=complete
+            submitted=project.my_submitted, quota=_quota(project, handed), items=items, complete=complete
         )
         rows.append(ProjectRow(project, progress, permissions.can_annotate(user, project)))
     return rows

@@ -19,9 +19,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED, tree_shape
+from annotation.gold import item_gold_score
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.problems import Problems, ProblemsError
 from annotation.projects import project_config
+from trees.audit import audit_record
 from trees.models import ConversationTree
 
 
@@ -101,6 +103,9 @@ def _locked_assignment(project: Project, tree: ConversationTree, user: AbstractB
 
 def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None:
     """Take back an item whose lease ran out, if nobody has taken its place since."""
+    if assignment.kind != Assignment.Kind.WORK:
+        assignment.status = LEASED  # gold checks and training take no place in the overlap
+        return
     overlap = project_config(project).assignment.annotations_per_item
     updated = ProjectItem.objects.filter(
         project=project, tree_id=assignment.tree_id, active_count__lt=overlap
@@ -132,6 +137,12 @@ def _write(
         raise StaleVersion(assignment.version)
     if assignment.status == SKIPPED:
         raise NotAssigned("you skipped this item", "skipped")
+    if assignment.kind == Assignment.Kind.TRAINING and assignment.status == SUBMITTED:
+        # Its expected answers were shown on submitting: a change now would only copy them.
+        raise NotAssigned(
+            "you submitted this training item and have seen its answers; ask for the next item",
+            "already_submitted",
+        )
 
     existing = {a.scheme: a for a in Annotation.objects.filter(project=project, tree=tree, user=user)}
     problems = Problems()
@@ -221,7 +232,17 @@ def _write(
             changed, ["payload", "status", "version", "updated_at", "submitted_at"]
         )
 
+    if finished and assignment.kind != Assignment.Kind.WORK:
+        # A gold check or training item is scored with the answers, in this transaction (annotation.gold).
+        answers = {name: a.payload for name, a in existing.items() if name not in cleared} | normalized
+        assignment.gold_score = item_gold_score(
+            project=project, tree_id=tree.pk, answers=answers, config=config
+        )
     newly_submitted = submit and assignment.status != SUBMITTED
+    # Review: work sent back is pending review again once resubmitted, and accepted work that
+    # changes is no longer what was accepted (the decisions stay in Review).
+    if assignment.review_status == Assignment.ReviewStatus.ACCEPTED or (submit and assignment.review_status):
+        assignment.review_status = Assignment.ReviewStatus.UNREVIEWED
     assignment.version += 1
     assignment.updated_at = now
     assignment.time_spent_ms += time_spent_ms
@@ -234,12 +255,24 @@ def _write(
         if assignment.status == LEASED:
             assignment.lease_expires_at = now + lease
     assignment.save(
-        update_fields=["status", "version", "updated_at", "submitted_at", "lease_expires_at", "time_spent_ms"]
+        update_fields=[
+            "status",
+            "version",
+            "updated_at",
+            "submitted_at",
+            "lease_expires_at",
+            "time_spent_ms",
+            "review_status",
+            "gold_score",
+        ]
     )
-    if newly_submitted:
+    if newly_submitted and assignment.kind == Assignment.Kind.WORK:
         ProjectItem.objects.filter(project=project, tree=tree).update(
             submitted_count=F("submitted_count") + 1
         )
+    action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
+    details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
+    audit_record(action, target=tree, scope=project.name, details=details, actor=user)
     return assignment
 
 
@@ -256,7 +289,9 @@ def item_skip(
         raise NotAssigned("you already submitted this item", "already_submitted")
     if assignment.status == SKIPPED:
         return assignment
-    if assignment.status == LEASED:
+    if assignment.kind == Assignment.Kind.TRAINING:
+        raise NotAssigned("training items cannot be skipped: answer it to go on", "training")
+    if assignment.status == LEASED and assignment.kind == Assignment.Kind.WORK:
         ProjectItem.objects.filter(project=project, tree=tree).update(active_count=F("active_count") - 1)
     assignment.status = SKIPPED
     assignment.version += 1
@@ -266,6 +301,8 @@ def item_skip(
     Annotation.objects.filter(project=project, tree=tree, user=user).update(
         status=Annotation.Status.SKIPPED, updated_at=now, version=F("version") + 1
     )
+    details = {"version": assignment.version}
+    audit_record("annotation.skip", target=tree, scope=project.name, details=details, actor=user)
     return assignment
 
 

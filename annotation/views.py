@@ -9,18 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import permissions
 from annotation.api.serializers import ItemOutputSerializer
 from annotation.assignment import NoItemAvailable, item_next
-from annotation.links import project_links
-from annotation.models import Project
+from annotation.exports import EXPORTS, STATUSES, annotations_export, get_export
+from annotation.links import project_links, register_project_link
+from annotation.models import Assignment, Project
 from annotation.projects import project_config
+from annotation.quality import project_quality as project_quality_report
+from annotation.review_selectors import review_returned
 from annotation.schemes import Scheme
 from annotation.selectors import (
     ItemView,
@@ -30,6 +41,7 @@ from annotation.selectors import (
     projects_with_progress,
 )
 from annotation.submissions import NotAssigned
+from annotation.training import TrainingStatus, training_feedback, training_status
 
 
 def home(request: HttpRequest) -> HttpResponseRedirect:
@@ -73,9 +85,50 @@ def project_detail(request: HttpRequest, name: str) -> HttpResponse:
         "progress": project_progress(project=project, user=request.user),
         "can_annotate": can_annotate,
         "can_manage": permissions.can_manage(request.user, project),
+        "can_review": permissions.can_review(request.user, project),
         "links": project_links(request.user, project),
     }
+    if permissions.can_export(request.user, project):
+        context["export_form"] = ExportForm()
     return render(request, "annotation/project_detail.html", context)
+
+
+class ExportForm(forms.Form):
+    """What the project page's download asks: a format and which answers."""
+
+    format = forms.ChoiceField(
+        choices=[(name, f"{name}: {module.DESCRIPTION}") for name, module in EXPORTS.items()]
+    )
+    status = forms.ChoiceField(
+        choices=[(name, selection.description) for name, selection in STATUSES.items()],
+        initial="submitted",
+        required=False,  # submitted, as everywhere else
+    )
+
+
+@require_GET
+@login_required
+def project_export(request: HttpRequest, name: str) -> HttpResponse:
+    """The project's answers as a file (for those who may see everyone's): what export_annotations writes."""
+    project = project_visible_get(user=request.user, name=name)
+    if not permissions.can_export(request.user, project):
+        return _forbidden(request, "Downloads are for the project's managers and reviewers.", project)
+    form = ExportForm(request.GET)
+    if not form.is_valid():
+        problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        return HttpResponseBadRequest(
+            f"cannot export: {problems}\n", content_type="text/plain; charset=utf-8"
+        )
+    format_name, status = form.cleaned_data["format"], form.cleaned_data["status"] or "submitted"
+    options = {"name_annotators": True} if format_name in ("ccpe", "ccpe-hf") else {}
+    lines = annotations_export(project=project, format_name=format_name, status=status, options=options)
+    kind = get_export(format_name).FILE
+    response = StreamingHttpResponse(lines, content_type=f"{kind.media_type}; charset=utf-8")
+    stem = project.name if status == "submitted" else f"{project.name}.{status}"
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{stem}.{format_name}.{kind.extension}"
+    )
+    return response
 
 
 @require_GET
@@ -94,7 +147,11 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
     context = {
         "project": project,
         "item": item,
+        # Work a reviewer sent back says why, on the page its annotator fixes it on.
+        "returned": review_returned(assignment=item.assignment),
         "page_data": _annotate_page_data(item),
+        # A training item says so, and where the annotator is in the training (annotation.training).
+        "training": _training(item),
         "widget_scripts": _widget_files(project_config(project).schemes, "widget_script"),
         "widget_stylesheets": _widget_files(project_config(project).schemes, "widget_stylesheet"),
     }
@@ -128,4 +185,45 @@ def _annotate_page_data(item: ItemView) -> dict[str, Any]:
             "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),
             "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
         },
+    } | _training_page_data(item)
+
+
+def _training(item: ItemView) -> TrainingStatus | None:
+    if item.assignment.kind != Assignment.Kind.TRAINING:
+        return None
+    return training_status(project=item.project, user=item.assignment.user_id)
+
+
+def _training_page_data(item: ItemView) -> dict[str, Any]:
+    """A training item is closed once submitted, and shows its feedback again when revisited."""
+    assignment = item.assignment
+    if assignment.kind != Assignment.Kind.TRAINING:
+        return {}
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return {"training": True}
+    return {
+        "training": True,
+        "editable": False,
+        "feedback": training_feedback(project=item.project, assignment=assignment),
     }
+
+
+@require_GET
+@login_required
+def project_quality(request: HttpRequest, name: str) -> HttpResponse:
+    """Annotators' accuracy on gold items and their training, for the project's managers and reviewers."""
+    project = project_visible_get(user=request.user, name=name)
+    if not permissions.can_review(request.user, project):
+        return _forbidden(request, "The quality page is for the project's managers and reviewers.", project)
+    context = {"project": project, "report": project_quality_report(project=project)}
+    return render(request, "annotation/quality.html", context)
+
+
+@register_project_link
+def quality_link(user: Any, project: Project) -> tuple[str, str] | None:
+    """Managers and reviewers follow annotators' accuracy on gold items from the project's page."""
+    if project.mode != Project.Mode.ANNOTATE or not permissions.can_review(user, project):
+        return None
+    return "Annotator quality (gold and training)", reverse(
+        "annotation:quality", kwargs={"name": project.name}
+    )

@@ -44,7 +44,7 @@ def fresh_database(kind: str) -> str:
     return POSTGRES_URL
 
 
-def django_setup(database_url: str) -> None:
+def django_setup(database_url: str, *, migrate: bool = True) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -54,7 +54,8 @@ def django_setup(database_url: str) -> None:
     from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", verbosity=0)
+    if migrate:
+        call_command("migrate", verbosity=0)
 
 
 def peak_rss_mb() -> float:

@@ -35,6 +35,9 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "django_filters",
+    "drf_spectacular",
+    # Swagger UI and Redoc as static files of our own: the API docs need no CDN.
+    "drf_spectacular_sidecar",
     "trees",
     "annotation",
     "annotation.workflow",
@@ -50,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "trees.audit.AuditMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -137,16 +141,68 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# The JSON API (/api/v1/). Session authentication for the annotator's pages
-# (with CSRF); token authentication comes with the integrations API. Every
-# error has one JSON shape (annotation/api/errors.py).
+# The JSON API (/api/v1/). Integrations send an API token (``Authorization: Bearer
+# <token>``, annotation/api/authentication.py); the pages' scripts use the session,
+# with its CSRF token. The token class comes first so that a request with neither
+# gets a 401 with ``WWW-Authenticate: Bearer``. Every error has one JSON shape
+# (annotation/api/errors.py).
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "annotation.api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["annotation.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "annotation.api.throttling.UserThrottle",
+        "annotation.api.throttling.AnonThrottle",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
+    # ``?format=`` names an export's file format here, not a renderer.
+    "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+# Requests per caller and window ("N/sec", "N/min", "N/hour", "N/day"; "off" for no
+# limit): ``user`` for signed-in callers, ``anon`` per address for the rest, ``loop``
+# for the annotator's next/read/draft/submit/skip (a scope of its own, so that an
+# annotator's autosaves never starve their other calls). The counts live in the
+# database (annotation.models.RateWindow), shared by every worker and host.
+API_THROTTLE_RATES = {
+    "user": env_str("API_THROTTLE_USER", "600/min"),
+    "anon": env_str("API_THROTTLE_ANON", "60/min"),
+    "loop": env_str("API_THROTTLE_LOOP", "1200/min"),
+}
+
+# Largest request body the API reads: imports (multipart or JSON) up to
+# BRANCHPOINT_MAX_UPLOAD_BYTES, every other request up to DATA_UPLOAD_MAX_MEMORY_SIZE;
+# larger ones get a 413 before their body is read.
+BRANCHPOINT_MAX_UPLOAD_BYTES = env_int("BRANCHPOINT_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Branchpoint API",
+    "DESCRIPTION": (
+        "Conversation trees in and out, the annotator's loop, annotations and exports. "
+        "Authenticate with `Authorization: Bearer <token>` (tokens come from the admin or "
+        "`manage.py create_token USER`). Errors are `{code, message, errors?: [{code, path, message}]}`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "MembershipRoleEnum": "annotation.models.Membership.Role",
+        "MessageRoleEnum": "trees.vocabulary.ROLES",
+    },
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.api.schema.postprocess_error_responses",
+    ],
 }
 
 # Limits every tree import enforces (the import commands can lower or raise

@@ -3,7 +3,9 @@
 Saving a rubric goes through ``rubric_save`` like ``create_rubric``: a changed
 YAML is a new version, and results keep the version they were computed
 with. The "evaluate" action runs ``project_evaluate`` on a chosen project,
-as the ``evaluate`` command and the API do.
+as the ``evaluate`` command and the API do. Agreement snapshots are kept
+figures, read-only here, with a link to each project's agreement page and an
+action that recomputes them (as any reader does once answers change).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -21,9 +23,11 @@ from django.utils.html import format_html
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
-from evaluation.models import EvaluationResult, Rubric, RubricVersion
+from evaluation.models import AgreementSnapshot, EvaluationResult, Rubric, RubricVersion
+from evaluation.project_agreement import agreement_refresh
 from evaluation.rubrics import RubricSpec, parse_rubric
 from evaluation.services import NoVersion, project_evaluate, rubric_save
+from trees.admin import AuditedDeletes
 
 
 class RubricForm(forms.ModelForm):
@@ -86,13 +90,17 @@ class EvaluateForm(forms.Form):
 
 
 @admin.register(Rubric)
-class RubricAdmin(admin.ModelAdmin):
+class RubricAdmin(AuditedDeletes, admin.ModelAdmin):
     form = RubricForm
     list_display = ("name", "title", "current_version", "updated_at")
     search_fields = ("name", "title")
     readonly_fields = ("name", "title", "created_at", "updated_at")
     inlines = [RubricVersionInline]
     actions = ["evaluate"]
+    audit_delete_action = "rubric.delete"
+
+    def audit_scope(self, rubric: Rubric) -> str:
+        return rubric.name
 
     def get_fields(self, request: HttpRequest, obj: Rubric | None = None) -> tuple[str, ...]:
         return ("yaml",) if obj is None else ("name", "title", "yaml", "created_at", "updated_at")
@@ -146,8 +154,13 @@ class RubricAdmin(admin.ModelAdmin):
 
 
 @admin.register(EvaluationResult)
-class EvaluationResultAdmin(admin.ModelAdmin):
+class EvaluationResultAdmin(AuditedDeletes, admin.ModelAdmin):
     """Results are computed, never edited: read-only, filtered like a report."""
+
+    audit_delete_action = "evaluation.result_delete"
+
+    def audit_scope(self, result: EvaluationResult) -> str:
+        return result.project.name
 
     list_display = ("tree", "node", "source", "score", "outcome", "version", "project", "computed_at")
     list_filter = (
@@ -183,6 +196,47 @@ class EvaluationResultAdmin(admin.ModelAdmin):
     @admin.display(description="explanation")
     def explanation_text(self, result: EvaluationResult) -> str:
         return format_html('<pre class="evaluation-explanation">{}</pre>', result.explanation)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(AgreementSnapshot)
+class AgreementSnapshotAdmin(admin.ModelAdmin):
+    """Each project's kept agreement figures: when, from how many answers, and the page that shows them."""
+
+    list_display = ("project", "answers", "computed_at", "seconds", "page")
+    list_select_related = ("project",)
+    fields = ("project", "page", "answers", "computed_at", "seconds", "stamp")
+    readonly_fields = fields
+    actions = ["recompute"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgreementSnapshot]:
+        # The figures can be large: the list needs only their answer count.
+        return super().get_queryset(request).defer("figures").annotate(answers=F("figures__annotations"))
+
+    @admin.display(description="answers")
+    def answers(self, snapshot: AgreementSnapshot) -> str:
+        return f"{snapshot.answers:,}" if isinstance(snapshot.answers, int) else "-"
+
+    @admin.display(description="agreement page")
+    def page(self, snapshot: AgreementSnapshot) -> str:
+        url = reverse("evaluation:agreement", args=[snapshot.project.name])
+        return format_html('<a href="{}">Agreement in {}</a>', url, snapshot.project)
+
+    @admin.action(description="Recompute agreement now", permissions=["view"])
+    def recompute(self, request: HttpRequest, queryset: QuerySet[AgreementSnapshot]) -> None:
+        for snapshot in queryset:
+            figures = agreement_refresh(snapshot.project).figures
+            self.message_user(
+                request,
+                f"{snapshot.project.name}: recomputed from {figures['annotations']:,} answers "
+                f"in {figures['seconds']:.2f} s",
+                messages.SUCCESS,
+            )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -9,6 +9,7 @@ names it, like every other refused input).
     POST projects/{name}/rubrics/{rubric}/evaluate        run the automatic checks (managers)
     GET  projects/{name}/rubrics/{rubric}/results         stored results, paginated
     GET  projects/{name}/rubrics/{rubric}/report          the report's figures (as report.json)
+    GET  projects/{name}/agreement                        agreement per scheme, field and annotator pair
 
 ``results`` and ``report`` take ``version`` (a number), ``source`` (best,
 auto, human, combined) and ``report`` also ``group`` (model or metadata.key).
@@ -19,19 +20,24 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.parsers import query_text
 from annotation.models import Project
 from annotation.problems import Problem, ProblemsError
 from annotation.selectors import project_visible_get
 from evaluation import permissions
 from evaluation.models import EvaluationResult, Rubric
+from evaluation.project_agreement import agreement_current
 from evaluation.selectors import (
     BEST,
+    SOURCES,
     report_build,
     report_json,
     report_query_read,
@@ -41,6 +47,12 @@ from evaluation.selectors import (
 )
 from evaluation.services import NoVersion, judgments_combine, project_evaluate
 
+TAG = ["evaluation"]
+VERSION = OpenApiParameter(
+    "version", int, required=False, description="A rubric version (default: newest run)."
+)
+SOURCE = OpenApiParameter("source", str, enum=list(SOURCES), required=False, description="Default: best.")
+
 
 class RubricsReadable(APIView):
     def check_rubrics_readable(self, request: Request) -> None:
@@ -48,13 +60,34 @@ class RubricsReadable(APIView):
             raise PermissionDenied("rubrics are for staff and for managers and reviewers of a project")
 
 
-class RubricListApi(RubricsReadable):
-    class OutputSerializer(serializers.Serializer):
-        name = serializers.CharField()
-        title = serializers.CharField()
-        version = serializers.IntegerField(allow_null=True)
-        updated_at = serializers.DateTimeField()
+class RubricSummarySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField(allow_null=True)
+    updated_at = serializers.DateTimeField()
 
+
+class RubricListSerializer(serializers.Serializer):
+    results = RubricSummarySerializer(many=True)
+
+
+class RubricVersionSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    spec = serializers.JSONField()
+    yaml = serializers.CharField()
+
+
+class RubricSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    versions = RubricVersionSerializer(many=True, help_text="Newest first.")
+
+
+class RubricListApi(RubricsReadable):
+    OutputSerializer = RubricSummarySerializer
+
+    @extend_schema(tags=TAG, operation_id="rubrics_list", responses=RubricListSerializer)
     def get(self, request: Request) -> Response:
         """Every rubric with its current version number."""
         self.check_rubrics_readable(request)
@@ -72,12 +105,9 @@ class RubricListApi(RubricsReadable):
 
 
 class RubricDetailApi(RubricsReadable):
-    class VersionSerializer(serializers.Serializer):
-        number = serializers.IntegerField()
-        created_at = serializers.DateTimeField()
-        spec = serializers.JSONField()
-        yaml = serializers.CharField()
+    VersionSerializer = RubricVersionSerializer
 
+    @extend_schema(tags=TAG, operation_id="rubrics_retrieve", responses=RubricSerializer)
     def get(self, request: Request, rubric: str) -> Response:
         """One rubric and all its versions, newest first."""
         self.check_rubrics_readable(request)
@@ -101,6 +131,7 @@ class ProjectRubricApi(APIView):
 
 
 class EvaluateApi(ProjectRubricApi):
+    @extend_schema_serializer(component_name="EvaluationSummary")
     class OutputSerializer(serializers.Serializer):
         version = serializers.IntegerField(source="version.number")
         items = serializers.IntegerField()
@@ -108,6 +139,7 @@ class EvaluateApi(ProjectRubricApi):
         outcomes = serializers.DictField(child=serializers.IntegerField())
         seconds = serializers.FloatField()
 
+    @extend_schema(tags=TAG, operation_id="rubrics_evaluate", request=None, responses=OutputSerializer)
     def post(self, request: Request, name: str, rubric: str) -> Response:
         """Run the rubric's automatic checks over every item (idempotent); returns the counts."""
         project = project_visible_get(user=request.user, name=name)
@@ -129,6 +161,10 @@ class ResultsPagination(PageNumberPagination):
 
 
 class ResultsApi(ProjectRubricApi):
+    # For the schema: the view pages its rows itself, with this paginator.
+    pagination_class = ResultsPagination
+
+    @extend_schema_serializer(component_name="EvaluationResult")
     class OutputSerializer(serializers.ModelSerializer):
         id = serializers.CharField(source="tree.external_id")
         version = serializers.IntegerField(source="rubric_version.number")
@@ -149,13 +185,19 @@ class ResultsApi(ProjectRubricApi):
                 "computed_at",
             )
 
+    @extend_schema(
+        tags=TAG,
+        operation_id="rubrics_results",
+        parameters=[VERSION, SOURCE, OpenApiParameter("outcome", str, required=False)],
+        responses=OutputSerializer(many=True),
+    )
     def get(self, request: Request, name: str, rubric: str) -> Response:
         """The stored results, one per item (and node or path), in item order; ``outcome`` filters."""
         project = self.report_project(request, name)
         found = rubric_get(name=rubric)
         judgments_combine(project=project, rubric=found)
         query = report_query_read(project=project, rubric=found, params=request.query_params)
-        results = results_query(project=project, query=query, outcome=request.query_params.get("outcome"))
+        results = results_query(project=project, query=query, outcome=query_text(request, "outcome"))
         results = results.select_related("rubric_version")
         if query.source == BEST:
             # Best of a unit needs its neighbours: paginate the chosen rows.
@@ -168,6 +210,16 @@ class ResultsApi(ProjectRubricApi):
 
 
 class ReportApi(ProjectRubricApi):
+    @extend_schema(
+        tags=TAG,
+        operation_id="rubrics_report",
+        parameters=[
+            VERSION,
+            SOURCE,
+            OpenApiParameter("group", str, required=False, description="model, or metadata.KEY"),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request, name: str, rubric: str) -> Response:
         """The report's figures: outcomes, mean score with its 95% interval, pass rates, histogram, groups."""
         project = self.report_project(request, name)
@@ -176,3 +228,73 @@ class ReportApi(ProjectRubricApi):
         query = report_query_read(project=project, rubric=found, params=request.query_params)
         report = report_build(project=project, query=query)
         return Response(report_json(project=project, rubric=found, query=query, report=report))
+
+
+class AgreementMeasureSerializer(serializers.Serializer):
+    measure = serializers.CharField()
+    value = serializers.FloatField(allow_null=True, help_text="Null when undefined: see undefined_reason.")
+    undefined_reason = serializers.CharField(allow_null=True)
+    shown = serializers.CharField(help_text='The value to 3 decimals, or "undefined (reason)".')
+    n_units = serializers.IntegerField()
+    n_coders = serializers.IntegerField(help_text="Annotators whose answers entered the measure.")
+    n_values = serializers.IntegerField()
+    n_dropped = serializers.IntegerField(help_text="Units left out (answered by fewer than two, say).")
+    parts = serializers.DictField(child=serializers.FloatField(), help_text="Intermediate figures.")
+
+
+class AgreementPairSerializer(serializers.Serializer):
+    a = serializers.CharField(help_text="An annotator's username (a sorts before b).")
+    b = serializers.CharField()
+    measure = serializers.CharField(help_text="Cohen's kappa (weighted for ordinal fields), or span F1.")
+    value = serializers.FloatField(allow_null=True)
+    undefined_reason = serializers.CharField(allow_null=True)
+    shown = serializers.CharField()
+    n_units = serializers.IntegerField(help_text="Units both answered.")
+
+
+class AgreementFieldSerializer(serializers.Serializer):
+    field = serializers.CharField(
+        help_text='What was answered: "rating", "node rating", "criterion KEY", ...'
+    )
+    unit = serializers.CharField(help_text='One unit of the field: "item", "item and node", ...')
+    values = serializers.ChoiceField(choices=["nominal", "ordinal", "interval", "set", "spans", "rankings"])
+    n_items = serializers.IntegerField()
+    n_units = serializers.IntegerField()
+    n_annotators = serializers.IntegerField()
+    measures = AgreementMeasureSerializer(many=True)
+    pairs = AgreementPairSerializer(many=True, help_text="Annotators who answered a unit in common.")
+
+
+class AgreementSchemeSerializer(serializers.Serializer):
+    scheme = serializers.CharField()
+    type = serializers.CharField(help_text="The annotation type, or collection workflow.")
+    annotations = serializers.IntegerField(help_text="Submitted answers counted.")
+    note = serializers.CharField(allow_blank=True, help_text="Why the scheme has no fields, if so.")
+    fields = AgreementFieldSerializer(many=True)
+
+
+class AgreementSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    computed_at = serializers.DateTimeField()
+    seconds = serializers.FloatField(
+        help_text="How long computing took (the figures are kept until answers change)."
+    )
+    annotations = serializers.IntegerField()
+    annotators = serializers.ListField(child=serializers.CharField())
+    schemes = AgreementSchemeSerializer(many=True)
+
+
+class AgreementApi(APIView):
+    OutputSerializer = AgreementSerializer
+
+    @extend_schema(tags=TAG, operation_id="projects_agreement", responses=AgreementSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        """Agreement between annotators per scheme and field, with Cohen's kappa for each pair of annotators.
+
+        Submitted answers count, imported ones included; gold and training work does not. The figures
+        are computed once and kept until an answer is submitted, imported or changed.
+        """
+        project = project_visible_get(user=request.user, name=name)
+        if not permissions.can_view_report(request.user, project):
+            raise PermissionDenied("agreement is for the project's managers and reviewers")
+        return Response(self.OutputSerializer(agreement_current(project).figures).data)

@@ -1,4 +1,4 @@
-"""API of rubric evaluation and reports (under /api/v1/; see evaluation/api.py)."""
+"""API of rubric evaluation, reports and agreement (under /api/v1/; see evaluation/api.py)."""
 
 from django.urls import path
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path(f"{PROJECT_RUBRIC}/evaluate", api.EvaluateApi.as_view(), name="evaluate"),
     path(f"{PROJECT_RUBRIC}/results", api.ResultsApi.as_view(), name="results"),
     path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
+    path("projects/<slug:name>/agreement", api.AgreementApi.as_view(), name="agreement"),
 ]

@@ -1,4 +1,4 @@
-"""The link from a project's page to its rubric reports."""
+"""The links from a project's page to its rubric reports and its agreement figures."""
 
 from __future__ import annotations
 
@@ -16,3 +16,11 @@ def rubric_reports_link(user: AbstractBaseUser | AnonymousUser, project: Project
     if not permissions.can_review(user, project):
         return None
     return "Rubric reports", reverse("evaluation:project-rubrics", kwargs={"name": project.name})
+
+
+@register_project_link
+def agreement_link(user: AbstractBaseUser | AnonymousUser, project: Project) -> tuple[str, str] | None:
+    """Agreement names every annotator's figures: for reviewers and managers, like the reports."""
+    if not permissions.can_review(user, project):
+        return None
+    return "Agreement", reverse("evaluation:agreement", kwargs={"name": project.name})

@@ -97,3 +97,28 @@ class EvaluationResult(models.Model):
     def __str__(self) -> str:
         where = f"{self.tree_id}/{self.node}" if self.node else str(self.tree_id)
         return f"{where}: {self.outcome} ({self.score:g}, {self.source})"
+
+
+class AgreementSnapshot(models.Model):
+    """A project's agreement figures, computed once and kept until its judgements change.
+
+    ``stamp`` fingerprints the judgements the figures were computed from
+    (``evaluation.project_agreement.agreement_stamp``): any submission,
+    import or change gives another stamp, so every process sees the
+    snapshot is stale and the next reader recomputes it.
+    """
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="agreement_snapshot"
+    )
+    stamp = models.CharField(max_length=255)
+    figures = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(default=timezone.now)
+    seconds = models.FloatField(default=0.0, help_text="How long computing the figures took.")
+
+    class Meta:
+        ordering = ["project_id"]
+        verbose_name = "agreement snapshot"
+
+    def __str__(self) -> str:
+        return f"agreement of {self.project} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -34,6 +34,7 @@ from evaluation.models import EvaluationResult, Rubric, RubricVersion
 from evaluation.rubrics import RubricSpec, parse_rubric
 from evaluation.scoring import Evaluation, evaluate
 from evaluation.subjects import Subject, TreeIndex, subject_for, subjects
+from trees.audit import CURRENT, audit_record
 from trees.formats.jsonstream import encode
 from trees.models import ConversationTree
 from trees.store import insert_rows, tree_records
@@ -79,15 +80,23 @@ def rubric_save(
     latest = rubric.versions.order_by("-number").first()
     if latest is not None and latest.yaml == yaml_text:
         return RubricSaved(rubric, latest, spec, created, changed=False)
+    author = user if user is not None and user.is_authenticated else None
     version = RubricVersion.objects.create(
         rubric=rubric,
         number=(latest.number + 1) if latest else 1,
         yaml=yaml_text,
         spec=spec.as_json(),
-        created_by=user if user is not None and user.is_authenticated else None,
+        created_by=author,
     )
     rubric.title, rubric.yaml = spec.title, yaml_text
     rubric.save(update_fields=["title", "yaml", "updated_at"])
+    audit_record(
+        "rubric.create" if created else "rubric.version",
+        target=rubric,
+        scope=rubric.name,
+        details={"version": version.number, "criteria": len(spec.criteria)},
+        actor=author if author is not None else CURRENT,
+    )
     return RubricSaved(rubric, version, spec, created, changed=True)
 
 
@@ -208,6 +217,17 @@ def project_evaluate(
             summary.items += len(batch_trees)
             if progress is not None:
                 progress(summary.items, total)
+        audit_record(
+            "evaluation.run",
+            target=rubric,
+            scope=project.name,
+            details={
+                "version": version.number,
+                "items": summary.items,
+                "results": summary.results,
+                "outcomes": dict(summary.outcomes),
+            },
+        )
     judgments_combine(project=project, rubric=rubric)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -344,6 +364,17 @@ def judgments_combine(*, project: Project, rubric: Rubric) -> CombineSummary:
                 )
             if changed:
                 EvaluationResult.objects.bulk_update(changed, [*fields, "computed_at"], batch_size=1000)
+            audit_record(
+                "evaluation.combine",
+                target=rubric,
+                scope=project.name,
+                details={
+                    "version": version.number,
+                    "created": len(created),
+                    "changed": len(changed),
+                    "deleted": len(gone),
+                },
+            )
     units = len({(tree_id, unit) for tree_id, unit, _ in fresh})
     return CombineSummary(units=units, written=len(created) + len(changed), deleted=len(gone))
 

@@ -1,4 +1,4 @@
-"""Pages of rubric evaluation: a project's rubrics, each rubric's report and its downloads."""
+"""Pages of evaluation: a project's agreement, its rubrics, each rubric's report and its downloads."""
 
 from django.urls import path, re_path
 
@@ -9,6 +9,7 @@ app_name = "evaluation"
 REPORT = r"projects/(?P<name>[-a-zA-Z0-9_]+)/rubrics/(?P<rubric>[-a-zA-Z0-9_]+)"
 
 urlpatterns = [
+    path("projects/<slug:name>/agreement/", views.project_agreement, name="agreement"),
     path("projects/<slug:name>/rubrics/", views.project_rubrics, name="project-rubrics"),
     path("projects/<slug:name>/rubrics/<slug:rubric>/", views.rubric_report, name="report"),
     re_path(rf"^{REPORT}/report\.(?P<fmt>json|csv)$", views.rubric_report_download, name="report-download"),

@@ -23,8 +23,9 @@ from annotation.models import Project
 from annotation.problems import ProblemsError
 from annotation.projects import project_config
 from annotation.selectors import project_visible_get
-from evaluation import charts, permissions
+from evaluation import agreement_charts, charts, permissions
 from evaluation.models import EvaluationResult, Rubric
+from evaluation.project_agreement import agreement_current
 from evaluation.selectors import (
     BEST,
     SOURCES,
@@ -241,3 +242,50 @@ def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: s
         (writer.writerow(row) for row in rows()), content_type="text/csv; charset=utf-8"
     )
     return _attachment(response, f"{stem}.csv")
+
+
+# Pairs listed under a field's matrix, those with the most units in common first; the JSON has them all.
+PAIRS_LISTED = 50
+
+
+@require_GET
+@login_required
+def project_agreement(request: HttpRequest, name: str) -> HttpResponse:
+    """Agreement per scheme and field, with each pair of annotators: kept figures, unless answers changed."""
+    project = _report_project(request, name)
+    if isinstance(project, HttpResponse):
+        return project
+    current = agreement_current(project)
+    context = {
+        "project": project,
+        "figures": current.figures,
+        "recomputed": current.recomputed,
+        "schemes": [
+            _agreement_section(scheme, index) for index, scheme in enumerate(current.figures["schemes"])
+        ],
+    }
+    return render(request, "evaluation/agreement.html", context)
+
+
+def _agreement_section(scheme: dict[str, Any], index: int) -> dict[str, Any]:
+    """A scheme's figures with their charts: a bar per field, a matrix per pair measure of each field."""
+    fields = []
+    for number, field in enumerate(scheme["fields"]):
+        by_measure: dict[str, list[dict[str, Any]]] = {}
+        for pair in field["pairs"]:
+            by_measure.setdefault(pair["measure"], []).append(pair)
+        matrices = []
+        for position, (measure, pairs) in enumerate(by_measure.items()):
+            chart_id = f"pairs-{index}-{number}-{position}"
+            listed = sorted(pairs, key=lambda pair: (-pair["n_units"], pair["a"], pair["b"]))
+            matrices.append(
+                {
+                    "measure": measure,
+                    "heatmap": agreement_charts.pair_heatmap(pairs, chart_id, f"{measure}: {field['field']}"),
+                    "pairs": listed[:PAIRS_LISTED],
+                    "more": max(len(listed) - PAIRS_LISTED, 0),
+                }
+            )
+        fields.append({**field, "matrices": matrices})
+    chart = agreement_charts.headline_chart(scheme, f"scheme-{index}") if scheme["fields"] else None
+    return {**scheme, "fields": fields, "chart": chart}

@@ -5,6 +5,7 @@ annotation refer to those, never to database ids or positions.
 """
 
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
 
@@ -105,3 +106,56 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"
+
+
+def audit_actions() -> list[tuple[str, str]]:
+    """The actions the apps log, as field choices (read when asked: the apps register
+    theirs as they load, see ``trees.audit``)."""
+    from trees.audit import action_choices
+
+    return action_choices()
+
+
+class AuditEntry(models.Model):
+    """Who did what, to what, and when: one row per change, written by the service that
+    made it, in the change's own transaction (a change rolled back leaves no entry).
+
+    Here in ``trees`` so that every app can write it. The target is named by its
+    model label and id rather than a content type: writing an entry is one INSERT
+    with no lookup, and its ``target_repr`` keeps the name of a target since deleted.
+    """
+
+    class Via(models.TextChoices):
+        WEB = "web", "pages"
+        API = "api", "API"
+        ADMIN = "admin", "admin"
+        COMMAND = "command", "command line"
+        SYSTEM = "system", "system"
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept when the account is deleted; for a command without a user, the command.
+    actor_name = models.CharField(max_length=150, blank=True)
+    via = models.CharField(max_length=16, choices=Via.choices)
+    action = models.CharField(max_length=64, choices=audit_actions, db_index=True)
+    target_type = models.CharField(max_length=100, blank=True, help_text="The model's label: trees.dataset.")
+    target_id = models.CharField(max_length=64, blank=True)
+    target_repr = models.CharField("target", max_length=200, blank=True)
+    scope = models.CharField(
+        max_length=200, blank=True, db_index=True, help_text="The project, dataset or person it happened in."
+    )
+    # What changed: counts, formats, filters, the fields or keys touched. Never a secret.
+    details = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["target_type", "target_id"], name="audit_entry_target")]
+        verbose_name = "audit entry"
+        verbose_name_plural = "audit log"
+
+    def __str__(self) -> str:
+        who = self.actor_name or "system"
+        what = f" {self.target_repr}" if self.target_repr else ""
+        return f"{who}: {self.action}{what}"

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from django.db import DatabaseError, transaction
 
+from trees.audit import audit_record, audit_when_read
 from trees.formats import get_format
 from trees.formats.records import FormatError, ImportIssue, TreeRecord
 from trees.models import ConversationTree, Dataset
@@ -99,7 +100,27 @@ def dataset_get_or_create(name: str) -> Dataset:
     dataset = Dataset.objects.filter(name=name).first()
     if dataset is None:
         Dataset._meta.get_field("name").run_validators(name)
-        dataset, _ = Dataset.objects.get_or_create(name=name)
+        with transaction.atomic():
+            dataset, created = Dataset.objects.get_or_create(name=name)
+            if created:
+                audit_record("dataset.create", target=dataset, scope=dataset.name)
+    return dataset
+
+
+@transaction.atomic
+def dataset_create(*, name: str, description: str = "") -> Dataset:
+    """A new, empty dataset (the name is checked by the caller's form or serializer)."""
+    dataset = Dataset.objects.create(name=name, description=description)
+    audit_record("dataset.create", target=dataset, scope=dataset.name)
+    return dataset
+
+
+@transaction.atomic
+def dataset_update(*, dataset: Dataset, fields: list[str]) -> Dataset:
+    """Save the ``fields`` of ``dataset`` that its form changed."""
+    if fields:
+        dataset.save(update_fields=[*fields, "updated_at"])
+        audit_record("dataset.update", target=dataset, scope=dataset.name, details={"fields": fields})
     return dataset
 
 
@@ -204,6 +225,21 @@ def tree_import(
                 raise _Rollback
             if report.trees_created or replaced_ids:
                 trees_imported.send(sender=Dataset, dataset=dataset, replaced=replaced_ids)
+            audit_record(
+                "trees.import",
+                target=dataset,
+                scope=dataset.name,
+                details={
+                    "format": format_name,
+                    "items_read": report.items_read,
+                    "trees_created": report.trees_created,
+                    "trees_replaced": report.trees_replaced,
+                    "messages": report.messages,
+                    "items_skipped": report.items_skipped,
+                    "replace": replace,
+                    "skip_invalid": skip_invalid,
+                },
+            )
     except _Rollback:
         report.trees_created = report.trees_replaced = report.messages = 0
         return report
@@ -223,7 +259,13 @@ def _bytes_read(source: IO[bytes]) -> int:
 def trees_export(
     *, dataset: Dataset, format_name: str, options: dict[str, Any] | None = None
 ) -> Iterator[str]:
-    """The dataset's trees in ``format_name``, as pieces of text to stream."""
+    """The dataset's trees in ``format_name``, as pieces of text to stream (logged when asked for)."""
     writer = get_format(format_name)
     records = tree_records(ConversationTree.objects.filter(dataset=dataset))
-    return writer.write(records, **(options or {}))
+    return audit_when_read(
+        writer.write(records, **(options or {})),
+        "trees.export",
+        target=dataset,
+        scope=dataset.name,
+        details={"format": format_name, "options": dict(options or {})},
+    )

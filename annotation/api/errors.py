@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.http import Http404, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -40,6 +40,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 
 def _service_error(exc: Exception) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        # A multipart form's fields (not its files) over DATA_UPLOAD_MAX_MEMORY_SIZE.
+        return Response(
+            {"code": "too_large", "message": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+        )
+    if isinstance(exc, TooManyFieldsSent | UnreadablePostError):
+        return Response({"code": "parse_error", "message": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ProblemsError):
         return Response(invalid_body(exc.problems), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, StaleVersion):

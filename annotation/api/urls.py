@@ -1,18 +1,43 @@
-"""``/api/v1/``: the annotator's loop, scoped by project name and tree id."""
+"""``/api/v1/``: datasets and trees, projects and members, the annotator's loop, annotations."""
 
 from django.urls import path
 
 from annotation import converters
-from annotation.api import views
+from annotation.api import annotations, datasets, projects, trees, views
 
 app_name = "api"
 
-ITEM = f"projects/<slug:name>/items/<{converters.DBID}:tree_id>"
+DATASET = "datasets/<slug:name>"
+PROJECT = "projects/<slug:name>"
+ITEM = f"{PROJECT}/items/<{converters.DBID}:tree_id>"
 
 urlpatterns = [
-    path("projects/<slug:name>/items/next", views.ItemNextApi.as_view(), name="item-next"),
+    path("me", views.MeApi.as_view(), name="me"),
+    path("datasets", datasets.DatasetsApi.as_view(), name="datasets"),
+    path(DATASET, datasets.DatasetDetailApi.as_view(), name="dataset"),
+    path(f"{DATASET}/import", datasets.DatasetImportApi.as_view(), name="dataset-import"),
+    path(f"{DATASET}/export", datasets.DatasetExportApi.as_view(), name="dataset-export"),
+    path("trees", trees.TreesApi.as_view(), name="trees"),
+    path(f"trees/<{converters.DBID}:tree_id>", trees.TreeDetailApi.as_view(), name="tree"),
+    path("projects", projects.ProjectsApi.as_view(), name="projects"),
+    path(PROJECT, projects.ProjectDetailApi.as_view(), name="project"),
+    path(f"{PROJECT}/members", projects.MembersApi.as_view(), name="members"),
+    path(
+        f"{PROJECT}/members/<{converters.DBID}:membership_id>",
+        projects.MemberDetailApi.as_view(),
+        name="member",
+    ),
+    path(f"{PROJECT}/items/next", views.ItemNextApi.as_view(), name="item-next"),
     path(ITEM, views.ItemDetailApi.as_view(), name="item-detail"),
     path(f"{ITEM}/draft", views.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", views.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", views.ItemSkipApi.as_view(), name="item-skip"),
+    path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
+    path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
+    path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),
+    path(
+        f"annotations/<{converters.DBID}:annotation_id>",
+        annotations.AnnotationDetailApi.as_view(),
+        name="annotation",
+    ),
 ]

@@ -15,6 +15,7 @@ listing it below.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -24,10 +25,25 @@ from annotation.exports import ccpe, ccpe_hf, pairs, potato, sft
 from annotation.exports.rows import item_annotations
 from annotation.models import Annotation, Project
 from annotation.projects import project_config
+from trees.audit import audit_when_read
 
 EXPORTS: dict[str, ModuleType] = {module.NAME: module for module in (potato, pairs, sft, ccpe, ccpe_hf)}
-# Which annotations an export reads: submitted only (the default), or every status.
-STATUSES = {"submitted": [Annotation.Status.SUBMITTED], "all": None}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which answers an export reads: by their status, and whether a reviewer must have accepted them."""
+
+    statuses: list[str] | None  # None: every status
+    accepted_only: bool
+    description: str
+
+
+STATUSES: dict[str, Selection] = {
+    "submitted": Selection([Annotation.Status.SUBMITTED], False, "submitted answers (the default)"),
+    "accepted": Selection([Annotation.Status.SUBMITTED], True, "only submitted answers a reviewer accepted"),
+    "all": Selection(None, False, "all answers: drafts and skips too"),
+}
 
 
 def get_export(name: str) -> ModuleType:
@@ -44,24 +60,34 @@ def annotations_export(
     status: str = "submitted",
     user: AbstractBaseUser | None = None,
     options: dict[str, Any] | None = None,
+    include_gold: bool = False,
 ) -> Iterator[str]:
     """The project's annotations in ``format_name``, one JSON line at a time.
 
-    ``status`` is ``submitted`` (only submitted answers) or ``all`` (drafts
-    and skips too); ``user`` keeps one annotator's answers; ``options`` go
-    to the format's writer.
+    ``status`` is ``submitted`` (only submitted answers), ``accepted`` (only
+    submitted answers whose annotator's work on the item a reviewer
+    accepted) or ``all`` (drafts and skips too); ``user`` keeps one
+    annotator's answers; ``options`` go to the format's writer;
+    ``include_gold`` keeps answers to gold items and gold or training answers.
     """
     writer = get_export(format_name)
     if status not in STATUSES:
         raise ValueError(f'unknown status "{status}" (expected one of {", ".join(STATUSES)})')
+    selection = STATUSES[status]
+    details = {"format": format_name, "status": status, "options": dict(options or {})}
+    if user is not None:
+        details["annotator"] = user.get_username()
     items = item_annotations(
         project=project,
-        statuses=STATUSES[status],
+        statuses=selection.statuses,
+        accepted_only=selection.accepted_only,
+        include_gold=include_gold,
         user=user,
         with_text=writer.NEEDS_TEXT,
         with_records=getattr(writer, "NEEDS_RECORDS", False),
     )
-    return writer.write(items, project_config(project), **(options or {}))
+    lines = writer.write(items, project_config(project), **(options or {}))
+    return audit_when_read(lines, "annotations.export", target=project, scope=project.name, details=details)
 
 
-__all__ = ["EXPORTS", "STATUSES", "annotations_export", "get_export"]
+__all__ = ["EXPORTS", "STATUSES", "Selection", "annotations_export", "get_export"]

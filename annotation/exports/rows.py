@@ -19,8 +19,9 @@ from functools import cached_property
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Exists, OuterRef
 
-from annotation.models import Annotation, Project
+from annotation.models import Annotation, Assignment, Project, ProjectItem
 from trees.formats.records import TreeRecord
 from trees.models import ConversationTree, Message
 from trees.store import tree_records
@@ -118,6 +119,8 @@ def item_annotations(
     project: Project,
     statuses: Collection[str] | None = None,
     user: AbstractBaseUser | None = None,
+    accepted_only: bool = False,
+    include_gold: bool = False,
     with_text: bool = False,
     with_records: bool = False,
     chunk_size: int = CHUNK_TREES,
@@ -125,7 +128,10 @@ def item_annotations(
     """The project's answers grouped by item and annotator, in tree order then username.
 
     ``statuses`` keeps only annotations with those statuses (all when None),
-    ``user`` only that annotator's. Two queries per ``chunk_size`` trees, three
+    ``user`` only that annotator's, ``accepted_only`` only those of work a
+    reviewer accepted (a correlated check on the assignment, through its
+    unique index: no extra query), ``include_gold`` answers to gold items and
+    gold or training answers too (left out by default). Two queries per ``chunk_size`` trees, three
     ``with_text`` (the messages' texts, for pairs and paths); ``with_records``
     adds the trees as records (``trees.store.tree_records``: two queries).
     """
@@ -134,6 +140,22 @@ def item_annotations(
         annotations = annotations.filter(status__in=list(statuses))
     if user is not None:
         annotations = annotations.filter(user=user)
+    if accepted_only:
+        accepted = Assignment.objects.filter(
+            project=project,
+            tree_id=OuterRef("tree_id"),
+            user_id=OuterRef("user_id"),
+            review_status=Assignment.ReviewStatus.ACCEPTED,
+        )
+        annotations = annotations.filter(Exists(accepted))
+    if not include_gold:
+        # Gold items and gold or training answers measure annotators, they are not data (annotation.gold):
+        # two more correlated checks through unique indexes, no extra query.
+        gold_item = ProjectItem.objects.filter(project=project, tree_id=OuterRef("tree_id"), is_gold=True)
+        checked = Assignment.objects.filter(
+            project=project, tree_id=OuterRef("tree_id"), user_id=OuterRef("user_id")
+        ).exclude(kind=Assignment.Kind.WORK)
+        annotations = annotations.exclude(Exists(gold_item)).exclude(Exists(checked))
     last = 0
     while True:
         tree_ids = list(

@@ -1,4 +1,4 @@
-"""API of the collection workflow (under /api/v1/): the task loop, tree states, moderation."""
+"""API of the collection workflow (under /api/v1/): the task loop, tree states, moderation, export."""
 
 from django.urls import path
 
@@ -19,6 +19,7 @@ urlpatterns = [
     path(f"{TASK}/ack", api.TaskAckApi.as_view(), name="task-ack"),
     path(f"{TASK}/nack", api.TaskNackApi.as_view(), name="task-nack"),
     path(f"{TASK}/submit", api.TaskSubmitApi.as_view(), name="task-submit"),
+    path(f"{BASE}/export", api.ExportApi.as_view(), name="export"),
     path(TREE, api.TreeDetailApi.as_view(), name="tree-detail"),
     path(f"{TREE}/halt", api.TreeHaltApi.as_view(), name="tree-halt"),
     path(f"{TREE}/resume", api.TreeResumeApi.as_view(), name="tree-resume"),

@@ -1,5 +1,19 @@
 from django.apps import AppConfig
 
+# What this app's services write to the audit log (trees.audit), with the labels the admin shows;
+# every move of a tree is ``tree.<event>`` too (annotation.workflow.lifecycle).
+AUDIT_ACTIONS = {
+    "task.lease": "took a task",
+    "task.ack": "opened a task",
+    "task.skip": "skipped a task",
+    "task.submit": "submitted a task",
+    "message.delete": "deleted a message",
+    "message.restore": "undid a message's deletion",
+    "message.report": "reported a message",
+    "backlog.add": "added trees to the ranking backlog",
+    "collected.export": "exported collected trees",
+}
+
 
 class WorkflowConfig(AppConfig):
     """The collection workflow (Open-Assistant's tasks and tree states).
@@ -11,3 +25,11 @@ class WorkflowConfig(AppConfig):
     name = "annotation.workflow"
     label = "workflow"
     verbose_name = "Tree collection"
+
+    def ready(self) -> None:
+        from annotation.workflow import lifecycle
+        from trees.audit import actions_register
+
+        actions_register(AUDIT_ACTIONS)
+        events = sorted({event for _, event in lifecycle.TRANSITIONS})
+        actions_register({f"tree.{event}": f"moved a tree on: {event.replace('_', ' ')}" for event in events})

@@ -30,6 +30,7 @@ from annotation.workflow.config import WorkflowConfig
 from annotation.workflow.locks import LockedTree, tree_lock
 from annotation.workflow.models import CollectedTree
 from annotation.workflow.states import tree_advance, tree_enter, tree_facts
+from trees.audit import audit_record
 from trees.models import ConversationTree, Message
 from trees.vocabulary import BACKLOG_RANKING, RANKING
 
@@ -63,6 +64,8 @@ def backlog_add(*, project: Project, tree_ids: list[int] | None = None) -> int:
     )
     ConversationTree.objects.filter(pk__in=ids).update(state=BACKLOG_RANKING, updated_at=now)
     Message.objects.filter(tree_id__in=ids, review_result__isnull=True).update(review_result=True)
+    if ids:
+        audit_record("backlog.add", target=project, scope=project.name, details={"trees": len(ids)})
     return len(ids)
 
 

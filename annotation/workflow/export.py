@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import Count
@@ -30,6 +30,7 @@ from annotation.models import Project
 from annotation.workflow.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANK, REPLY
 from annotation.workflow.labels import labels_summary
 from annotation.workflow.models import Report, Task
+from trees.audit import audit_when_read
 from trees.formats import oasst
 from trees.formats.records import MessageRecord, TreeRecord
 from trees.models import ConversationTree
@@ -88,9 +89,17 @@ def collected_records(
                 yield shaped
 
 
-def collected_export(*, project: Project, filters: ExportFilters | None = None) -> Iterator[str]:
-    """The project's trees as oasst JSONL lines, streamed."""
-    return oasst.write(collected_records(project=project, filters=filters))
+def collected_export(
+    *, project: Project, filters: ExportFilters | None = None, tree_ids: Sequence[int] | None = None
+) -> Iterator[str]:
+    """The project's trees (those of ``tree_ids``, if given) as oasst JSONL lines, streamed;
+    logged when asked for."""
+    filters = filters or ExportFilters()
+    details: dict[str, Any] = {"filters": asdict(filters)}
+    if tree_ids is not None:
+        details["trees"] = len(tree_ids)
+    lines = oasst.write(collected_records(project=project, filters=filters, tree_ids=tree_ids))
+    return audit_when_read(lines, "collected.export", target=project, scope=project.name, details=details)
 
 
 Key = tuple[str, str]  # (tree external id, message external id)

@@ -63,6 +63,7 @@ class LockedTree:
     state: str
     project_id: int
     goal_tree_size: int
+    project_name: str  # the scope of the audit entries its moves write
 
 
 def tree_lock(tree_id: int, *, skip_locked: bool = False) -> LockedTree | None:
@@ -72,9 +73,10 @@ def tree_lock(tree_id: int, *, skip_locked: bool = False) -> LockedTree | None:
     """
     quote = connection.ops.quote_name
     row = _one(
-        f"SELECT t.id, t.external_id, t.state, c.project_id, c.goal_tree_size"
+        f"SELECT t.id, t.external_id, t.state, c.project_id, c.goal_tree_size, p.name"
         f" FROM {quote(ConversationTree._meta.db_table)} t"
-        f" JOIN {quote(CollectedTree._meta.db_table)} c ON c.tree_id = t.id WHERE t.id = %s"
+        f" JOIN {quote(CollectedTree._meta.db_table)} c ON c.tree_id = t.id"
+        f" JOIN {quote(Project._meta.db_table)} p ON p.id = c.project_id WHERE t.id = %s"
         + _for_update(skip_locked=skip_locked, of=("t",)),
         [tree_id],
     )

@@ -29,6 +29,7 @@ from annotation.workflow.errors import ModerationRefused
 from annotation.workflow.locks import LockedTree, tree_lock
 from annotation.workflow.models import CollectedTree, Deletion, Report
 from annotation.workflow.states import tree_advance, tree_enter
+from trees.audit import CURRENT, Target, audit_record
 from trees.models import Message
 from trees.vocabulary import GROWING, HALTED_BY_MODERATOR, INITIAL_PROMPT_REVIEW
 
@@ -91,6 +92,8 @@ def _delete(
     by: AbstractBaseUser | None,
     reason: str,
     now: datetime,
+    *,
+    auto: bool = False,
 ) -> Deletion:
     if message.deleted:
         raise ModerationRefused("already_deleted", "this message is already deleted")
@@ -104,6 +107,15 @@ def _delete(
         by=by,
         reason=reason[:500],
         created_at=now,
+    )
+    audit_record(
+        "message.delete",
+        target=message,
+        target_repr=message.external_id,
+        scope=project.name,
+        details={"tree": tree.external_id, "messages": len(marked), "reason": deletion.reason, "auto": auto},
+        # Auto-moderation acts on its own account, not on that of whoever sent the last report.
+        actor=None if auto else by if by is not None else CURRENT,
     )
     if message.parent_id is None and tree.state != HALTED_BY_MODERATOR:
         tree_enter(tree, lifecycle.HALT, now)  # the prompt is gone: nothing can grow or be judged
@@ -147,6 +159,13 @@ def deletion_undo(
     Message.objects.filter(pk__in=deletion.message_ids).update(deleted=False)
     deletion.undone_at, deletion.undone_by = now, by
     deletion.save(update_fields=["undone_at", "undone_by"])
+    audit_record(
+        "message.restore",
+        target=Target.row(Message, deletion.message_id, "external_id"),
+        scope=project.name,
+        details={"tree": tree.external_id, "messages": len(deletion.message_ids), "deletion": deletion.pk},
+        actor=by if by is not None else CURRENT,
+    )
     tree_advance(tree, project_config(project).workflow, now)
     return deletion
 
@@ -171,6 +190,14 @@ def report_create(
     )
     if not created:
         raise ModerationRefused("already_reported", "you already reported this message")
+    audit_record(
+        "message.report",
+        target=message,
+        target_repr=message.external_id,
+        scope=project.name,
+        details={"tree": tree.external_id, "reason": report.reason},
+        actor=user,
+    )
     config = project_config(project).workflow
     if not config.auto_mod_enabled or tree.state not in (INITIAL_PROMPT_REVIEW, GROWING):
         return report
@@ -179,5 +206,5 @@ def report_create(
         if message.parent_id is None:
             tree_enter(tree, lifecycle.RED_FLAGGED, now)
         else:
-            _delete(project, tree, message, None, f"auto-moderation: {flags} red flags", now)
+            _delete(project, tree, message, None, f"auto-moderation: {flags} red flags", now, auto=True)
     return report

@@ -1,7 +1,8 @@
 """Moving collected trees through their states: the database side of ``lifecycle``.
 
 Every change of state goes through ``tree_enter``, under the tree's lock
-(``locks.tree_lock``); ``tree_advance`` takes the moves a tree's facts imply.
+(``locks.tree_lock``), and leaves an audit entry ``tree.<event>``;
+``tree_advance`` takes the moves a tree's facts imply.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from annotation.workflow import lifecycle
 from annotation.workflow.config import WorkflowConfig
 from annotation.workflow.locks import LockedTree
 from annotation.workflow.models import CollectedTree, Task
+from trees.audit import Target, audit_record
 from trees.models import ConversationTree, Message
 from trees.vocabulary import ASSISTANT, GROWING, READY_FOR_SCORING, USER
 
@@ -94,6 +96,12 @@ def tree_enter(tree: LockedTree, event: str, now: datetime | None = None) -> str
             won_prompt_lottery_at=now
         )
     logger.info("tree %s: %s → %s (%s)", tree.external_id, tree.state, state, event)
+    audit_record(
+        f"tree.{event}",
+        target=Target(ConversationTree, tree.pk, tree.external_id),
+        scope=tree.project_name,
+        details={"from": tree.state, "to": state},
+    )
     was_active = lifecycle.is_active(tree.state)
     tree.state = state
     if was_active and not lifecycle.is_active(state):

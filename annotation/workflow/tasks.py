@@ -63,6 +63,7 @@ from annotation.workflow.locks import LockedTree, message_lock, project_lock, ro
 from annotation.workflow.lottery import lottery_run
 from annotation.workflow.models import CollectedTree, Task
 from annotation.workflow.states import tree_advance, tree_enter
+from trees.audit import audit_record
 from trees.models import ConversationTree, Message
 from trees.vocabulary import GROWING, INITIAL_PROMPT_REVIEW, RANKING, USER
 
@@ -180,6 +181,7 @@ def task_next(
             target = message.pk if message is not None else None
             task = _hand_out(category, role, target, available, project, user, config, now, rng, lang)
             if task is not None:
+                _audit("task.lease", task, project, user)
                 return task
             categories = tuple(c for c in categories if c != category)
     if message is not None:
@@ -361,6 +363,17 @@ def _payload(
     return {}
 
 
+def _audit(action: str, task: Task, project: Project, user: AbstractBaseUser, **details: Any) -> None:
+    audit_record(
+        action,
+        target=task,
+        target_repr=f"{task.type} #{task.pk}",
+        scope=project.name,
+        details={"type": task.type, **details},
+        actor=user,
+    )
+
+
 # -- acknowledge, skip ------------------------------------------------------------------------
 
 
@@ -423,6 +436,7 @@ def task_ack(*, project: Project, task_id: int, user: AbstractBaseUser, now: dat
     task.acked_at = task.acked_at or now
     task.expires_at = now + _lease(config)
     task.save(update_fields=["acked_at", "expires_at"])
+    _audit("task.ack", task, project, user)
     return task
 
 
@@ -448,6 +462,7 @@ def task_nack(
         task.dont_show_again = dont_show_again
         task.done_at = now
         task.save(update_fields=["status", "reason", "dont_show_again", "done_at"])
+        _audit("task.skip", task, project, user, reason=task.reason, dont_show_again=dont_show_again)
         if KINDS[task.type].category == REPLY and dont_show_again and config.auto_mod_enabled:
             skipped = Task.objects.filter(
                 message_id=task.message_id, type__in=TYPES_OF[REPLY], status=SKIPPED, dont_show_again=True
@@ -496,6 +511,8 @@ def task_submit(
         task.status = DONE
         task.done_at = now
         task.save(update_fields=["status", "done_at", "result", "tree", "created_message"])
+        made = {"message": task.created_message.external_id} if task.created_message is not None else {}
+        _audit("task.submit", task, project, user, **made)
         if moved is not None:
             # After the task is saved done: the facts count the reviews and rankings done.
             tree_advance(moved, config, now)

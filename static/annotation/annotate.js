@@ -1070,6 +1070,10 @@
         if (result.ok) {
           dirty = false;
           version = result.body.version;
+          if (result.body.feedback) {
+            showFeedback(result.body.feedback);
+            return;
+          }
           setStatus(label + ": done. Loading the next item…");
           nextForm.submit();
         } else {
@@ -1083,6 +1087,67 @@
   function submit() {
     finish(data.urls.submit, writeBody, "Submitting");
   }
+
+  // -- training feedback ----------------------------------------------------------
+  // A submitted training item answers with its expected answers beside the
+  // annotator's (annotation.training): shown here until they go on. Gold
+  // checks in the real work never answer with any.
+
+  function percent(score) {
+    return score === null || score === undefined ? "not scored" : Math.round(score * 100) + "%";
+  }
+
+  function trainingNews(training) {
+    if (training.state === "passed") {
+      return "You passed the training (" + percent(training.score) + "). The real work comes next.";
+    }
+    if (training.state === "failed") {
+      return "You did not pass the training (" + percent(training.score) + " of the " + percent(training.pass_accuracy) + " needed). The project's managers can tell you more.";
+    }
+    if (training.answered === 0 && training.attempt > 1) {
+      return "That round scored below the " + percent(training.pass_accuracy) + " needed: attempt " + training.attempt + (training.attempts ? " of " + training.attempts : "") + " comes next, with new items.";
+    }
+    return "Training: " + training.answered + " of " + training.items + " answered; " + percent(training.pass_accuracy) + " passes.";
+  }
+
+  function showFeedback(feedback) {
+    editable = false;
+    stopped = true;
+    leaving = true;
+    [part("submit"), part("skip")].forEach(function (button) {
+      if (button) {
+        button.hidden = true;
+      }
+    });
+    // The answers shown beside the expected ones stay as they were sent.
+    root.querySelectorAll("[data-widget] input, [data-widget] textarea, [data-widget] select, [data-widget] button").forEach(function (control) {
+      control.disabled = true;
+    });
+    var rows = part("feedback-rows");
+    rows.textContent = "";
+    feedback.schemes.forEach(function (entry) {
+      var verdict = entry.score === null ? "" : entry.score >= 1 ? "feedback-right" : "feedback-wrong";
+      rows.appendChild(el("tr", { "data-feedback-scheme": entry.scheme, class: verdict }, [
+        el("th", { scope: "row", text: entry.description || entry.scheme }),
+        el("td", { "data-expected": true, text: entry.expected_text }),
+        el("td", { "data-given": true, text: entry.given_text }),
+        el("td", { "data-score": true, text: percent(entry.score) }),
+      ]));
+    });
+    part("feedback-heading").textContent = feedback.score === null ? "The expected answers" : "Your score: " + percent(feedback.score);
+    part("feedback-explanation").hidden = !feedback.explanation;
+    part("feedback-explanation-text").textContent = feedback.explanation || "";
+    part("feedback-status").textContent = trainingNews(feedback.training);
+    setStatus("Submitted.");
+    var box = part("feedback");
+    box.hidden = false;
+    part("feedback-next").focus();
+  }
+
+  part("feedback-next").addEventListener("click", function () {
+    leaving = true;
+    nextForm.submit();
+  });
 
   function skip() {
     if (!editable || stopped) {
@@ -1295,7 +1360,9 @@
     markRow(row.dataset.id);
   });
   root.dataset.ready = "true";
-  if (rows.length) {
+  if (data.feedback) {
+    showFeedback(data.feedback);
+  } else if (rows.length) {
     rows[0].focus({ preventScroll: true });
   }
 })();

@@ -32,17 +32,19 @@ from tests.annotation.annotator_items import (
 pytestmark = pytest.mark.django_db
 
 # Queries each endpoint costs, whatever the tree's size (see the size tests
-# below). Every request starts with two: the session and the user.
+# below). Every request starts with three: the session, the user and the throttle's count.
 # + project, roles; in a savepoint: expired leases, lease held, work lost to expiry, a free item, take
-# it, the assignment, the tree's shape and the shuffled comparison draft; then the item as GET gives it.
-NEXT_ITEM_QUERIES = 18
-# + project, roles, the assignment with its tree, the answers, the progress, the messages.
-GET_ITEM_QUERIES = 8
+# it, the assignment, the tree's shape, the shuffled comparison draft and the audit entry of the lease;
+# then the item as GET gives it.
+NEXT_ITEM_QUERIES = 21
+# + project, roles, the assignment with its tree, the answers, the progress (the user's assignments,
+# the project's items), the messages.
+GET_ITEM_QUERIES = 10
 # + project, roles, tree; in a savepoint: the locked assignment, the answers, the tree's shape, one
-# insert (the new answer) and one update (the changed one), the assignment.
-DRAFT_QUERIES = 13
+# insert (the new answer) and one update (the changed one), the assignment, the audit entry.
+DRAFT_QUERIES = 15
 # As a draft, plus the item's submitted count.
-SUBMIT_QUERIES = 14
+SUBMIT_QUERIES = 16
 
 
 @pytest.fixture
@@ -550,7 +552,8 @@ def test_anonymous_requests_are_refused(project: Project) -> None:
         post_json(anonymous, item_url(project, tree_id, "submit"), {"annotations": {}, "version": 1}),
         post_json(anonymous, item_url(project, tree_id, "skip"), {"version": 1}),
     ):
-        assert response.status_code == 403
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
         assert response.json() == {
             "code": "not_authenticated",
             "message": "Authentication credentials were not provided.",

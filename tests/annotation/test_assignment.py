@@ -377,7 +377,8 @@ def branching_item(nodes: int) -> dict:
     return {"id": f"tree_{nodes}", "tree": messages[0]}
 
 
-HAND_OUT_QUERIES = 10
+# ... of which one is the audit entry of the new lease.
+HAND_OUT_QUERIES = 11
 
 
 @pytest.mark.parametrize("nodes", [4, 1000])
@@ -402,8 +403,8 @@ def test_asking_again_runs_the_same_queries_whatever_the_tree_size(alice, django
     project = ProjectFactory(dataset=dataset, config_yaml=COMPARE)
     item_next(project=project, user=alice, now=T0)
 
-    with django_assert_num_queries(5):
-        item_next(project=project, user=alice, now=T0)
+    with django_assert_num_queries(5):  # a renewed lease is not a new one: no audit entry
+        item_next(project=project, user=alice, now=T0 + timedelta(minutes=1))
 
 
 def test_trees_imported_after_the_project_was_made_become_its_items():

@@ -221,7 +221,9 @@ def test_an_unknown_format_or_status_is_refused_with_the_choices(shop):
         ValueError, match=r'unknown format "csv" \(expected one of potato, pairs, sft, ccpe, ccpe-hf\)'
     ):
         get_export("csv")
-    with pytest.raises(ValueError, match=r'unknown status "draft" \(expected one of submitted, all\)'):
+    with pytest.raises(
+        ValueError, match=r'unknown status "draft" \(expected one of submitted, accepted, all\)'
+    ):
         annotations_export(project=project, format_name="potato", status="draft")
 
 

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.django_db
 # counts, their items counted by submissions, the user's roles in them.
 PROJECT_LIST_QUERIES = 5
 # The session and the user, the project, the roles, the assignment with its
-# tree, the answers, the progress, the messages.
-ANNOTATE_PAGE_QUERIES = 8
+# tree, the answers, the progress (the user's assignments, the project's items), the messages.
+ANNOTATE_PAGE_QUERIES = 9
 
 
 @pytest.fixture

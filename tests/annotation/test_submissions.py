@@ -443,7 +443,7 @@ annotation_schemes:
     branch_comparison: {enabled: true}
   - {annotation_type: text, name: notes}
 """
-SUBMIT_QUERIES = 9
+SUBMIT_QUERIES = 10  # ... of which one is the audit entry
 
 
 def branching_item(nodes: int) -> dict:

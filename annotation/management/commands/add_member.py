@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Membership, Project
 from annotation.projects import membership_add
+from trees.audit import AuditedCommand
 
 ROLES = ", ".join(Membership.Role.values)
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = f"Give USER a role in PROJECT ({ROLES}). The user must have an account."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
 from annotation.projects import project_config, project_create
+from trees.audit import AuditedCommand
 from trees.models import Dataset
 from trees.services import counted
 
@@ -25,7 +26,7 @@ def read_text(path: str, what: str) -> str:
         raise CommandError(f"cannot read the {what} {path}: it is not UTF-8 text", returncode=2) from None
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Create the project NAME over DATASET with the configuration in FILE.yaml (Potato's "
         "annotation_schemes and Branchpoint's own keys). Lists the Potato keys it ignores and how it read "

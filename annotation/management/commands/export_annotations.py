@@ -1,5 +1,5 @@
 """python manage.py export_annotations PROJECT --format potato|pairs|sft|ccpe|ccpe-hf [-o FILE]
-[--status submitted|all] [--user U | --gold]"""
+[--status submitted|accepted|all] [--user U | --gold] [--include-gold]"""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ import gzip
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.corpora import GOLD_USERNAME
 from annotation.exports import EXPORTS, STATUSES, annotations_export
 from annotation.models import Project
+from trees.audit import AuditedCommand
 from trees.services import counted
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = "Write PROJECT's annotations to FILE (or standard output) as JSONL; a .gz name writes gzip."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -32,7 +33,7 @@ class Command(BaseCommand):
             "--status",
             choices=list(STATUSES),
             default="submitted",
-            help="submitted answers only (the default), or all: drafts and skips too",
+            help="; ".join(f"{name}: {selection.description}" for name, selection in STATUSES.items()),
         )
         who = parser.add_mutually_exclusive_group()
         who.add_argument("--user", "--annotator", help="only this annotator's answers (a username)")
@@ -40,6 +41,11 @@ class Command(BaseCommand):
             "--gold",
             action="store_true",
             help=f"only the spans imported with the corpus (the {GOLD_USERNAME} user's answers)",
+        )
+        parser.add_argument(
+            "--include-gold",
+            action="store_true",
+            help="keep answers to gold items and gold or training answers (left out by default)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -70,6 +76,8 @@ class Command(BaseCommand):
             status=options["status"],
             user=user,
             options=format_options,
+            # The corpus's own spans cover every item, gold or not.
+            include_gold=options["include_gold"] or options["gold"],
         )
         if output == "-":
             out = self.stdout._out

@@ -6,13 +6,14 @@ import json
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.imports import annotations_import
 from annotation.models import Project
+from trees.audit import AuditedCommand
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Import annotations into PROJECT from FILE, in the format export_annotations --format potato "
         "writes (JSONL or a JSON array; .gz is read as gzip). All or nothing: on any bad record nothing "

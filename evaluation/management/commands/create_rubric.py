@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands.create_project import read_text
 from annotation.problems import ProblemsError
 from evaluation.services import rubric_save
+from trees.audit import AuditedCommand
 from trees.services import counted
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Create the rubric FILE.yaml describes (its name: key names it), or give it a new version when the "
         "YAML changed. On a bad rubric lists every problem by key path (exit code 2)."

@@ -12,17 +12,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
 from evaluation.models import Rubric
 from evaluation.selectors import ReportQuery, result_line, results_query
 from evaluation.services import AUTO, NoVersion, project_evaluate, rubric_version_current
+from trees.audit import AuditedCommand
 from trees.management.progress import ProgressBar
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Run RUBRIC's automatic checks over every item of PROJECT and store the results (idempotent); "
         "with -o FILE write one JSON line per item."

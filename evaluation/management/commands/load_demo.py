@@ -12,11 +12,12 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Membership, Project
 from annotation.projects import membership_add, project_config_update, project_create, project_items_sync
 from evaluation.services import project_evaluate, rubric_save
+from trees.audit import AuditedCommand
 from trees.services import dataset_get_or_create, tree_import
 
 DEMO_DIR = Path(settings.BASE_DIR) / "platform" / "demo"
@@ -38,7 +39,7 @@ ANNOTATORS = (("annotator", "annotator"), ("annotator2", "annotator2"))
 PROJECTS = (("demo-rating", "rating.yaml"), ("demo-compare", "compare.yaml"))
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = "Load the demo dataset and logins (development only)."
 
     def add_arguments(self, parser: CommandParser) -> None:

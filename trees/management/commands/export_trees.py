@@ -5,8 +5,9 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from trees.audit import AuditedCommand
 from trees.formats import FORMATS
 from trees.management.commands.import_trees import add_csv_arguments, csv_options
 from trees.management.progress import ProgressBar
@@ -14,7 +15,7 @@ from trees.models import Dataset
 from trees.services import counted, trees_export
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = "Write the trees of DATASET to FILE (or standard output); a .gz name writes gzip."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -12,17 +12,18 @@ import sys
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from trees import vocabulary
+from trees.audit import AuditedCommand
 from trees.formats import FORMATS
 from trees.management.progress import ProgressBar
 from trees.services import dataset_get_or_create, tree_import
 from trees.validation import ImportLimits
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Import conversation trees from FILE into DATASET (created if new). All or nothing: "
         "on any bad item nothing is imported and every problem is listed (exit code 2)."

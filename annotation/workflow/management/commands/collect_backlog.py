@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.workflow.backlog import backlog_activate, backlog_add
+from trees.audit import AuditedCommand
 from trees.services import counted
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Put the trees imported into PROJECT's dataset in its ranking backlog (--add) and/or move N of "
         "them to ranking now (--activate N)."

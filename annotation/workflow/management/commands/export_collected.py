@@ -6,15 +6,16 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.workflow.export import SYNTHETIC_CHOICES, ExportFilters, collected_export
+from trees.audit import AuditedCommand
 from trees.services import counted
 from trees.vocabulary import READY_FOR_EXPORT, TREE_STATES
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Write PROJECT's collected trees as Open-Assistant tree export JSONL (a .gz name writes gzip); "
         "by default the trees ready for export, with their accepted messages that are not deleted."

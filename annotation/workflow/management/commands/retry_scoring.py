@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.workflow.scoring import scoring_retry
+from trees.audit import AuditedCommand
 
 
-class Command(BaseCommand):
+class Command(AuditedCommand):
     help = (
         "Retry the scoring of PROJECT's trees in scoring_failed: those whose rankings are complete are "
         "scored again, the others go back to ranking."
