@@ -21,11 +21,11 @@ run: install
 	DEBUG=1 $(BIN)/python manage.py load_demo
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
 
-## Lint and run the whole suite (against $$DATABASE_URL when it is set)
+## Lint and run the whole suite in two workers (against $$DATABASE_URL when it is set)
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest; status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; status=0; fi; exit $$status
+	$(BIN)/pytest -n 2; status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; status=0; fi; exit $$status
 
 format: install
 	$(BIN)/ruff check --fix .
