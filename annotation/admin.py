@@ -14,7 +14,7 @@ and a free edit in a form would bypass both.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,7 +29,6 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.http import content_disposition_header
 
 from annotation.config import ProjectConfig, parse_config
 from annotation.exports import EXPORTS, annotations_export, get_export
@@ -48,6 +47,7 @@ from annotation.projects import (
 from annotation.quality import project_quality
 from annotation.tokens import token_create, tokens_revoke
 from trees.admin import AuditedDeletes
+from trees.downloads import export_action, file_download, joined
 
 IMPORT_URL_NAME = "annotation_annotation_import"
 
@@ -102,43 +102,23 @@ class MembershipInline(admin.TabularInline):
 
 def export_response(projects: list[Project], format_name: str) -> StreamingHttpResponse:
     """The projects' submitted annotations in ``format_name``, one project after another."""
-
     # Asked for now, while the request says who asks (for the audit log); read as the response streams.
     exports = [annotations_export(project=project, format_name=format_name) for project in projects]
-
-    def lines() -> Iterator[str]:
-        for export in exports:
-            yield from export
-
     stem = projects[0].name if len(projects) == 1 else f"{len(projects)}-projects"
     kind = get_export(format_name).FILE
-    response = StreamingHttpResponse(lines(), content_type=f"{kind.media_type}; charset=utf-8")
-    response["Content-Disposition"] = content_disposition_header(
-        as_attachment=True, filename=f"{stem}.{format_name}.{kind.extension}"
-    )
-    return response
+    return file_download(joined(exports), kind=kind, filename=f"{stem}.{format_name}.{kind.extension}")
 
 
 def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse | None]:
     kind = get_export(format_name).FILE
-
-    def export(
-        modeladmin: ProjectAdmin, request: HttpRequest, queryset: QuerySet[Project]
-    ) -> StreamingHttpResponse | None:
-        # The changelist queryset carries the count subqueries; the export needs none.
-        projects = list(Project.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
-        if len(projects) > 1 and not kind.joinable:
-            modeladmin.message_user(
-                request,
-                f"{format_name} files cannot be joined: export one project at a time.",
-                messages.ERROR,
-            )
-            return None
-        return export_response(projects, format_name)
-
-    export.__name__ = f"export_{format_name}"
-    description = f"Export submitted annotations as {format_name} ({kind.extension.upper()})"
-    return admin.action(permissions=["view"], description=description)(export)
+    return export_action(
+        format_name=format_name,
+        kind=kind,
+        model=Project,
+        noun="project",
+        description=f"Export submitted annotations as {format_name} ({kind.extension.upper()})",
+        respond=export_response,
+    )
 
 
 @admin.register(Project)

@@ -16,11 +16,9 @@ from django.http import (
     HttpResponse,
     HttpResponseBadRequest,
     HttpResponseRedirect,
-    StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import permissions
@@ -42,6 +40,7 @@ from annotation.selectors import (
 )
 from annotation.submissions import NotAssigned
 from annotation.training import TrainingStatus, training_feedback, training_status
+from trees.downloads import file_download
 
 
 def home(request: HttpRequest) -> HttpResponseRedirect:
@@ -123,12 +122,8 @@ def project_export(request: HttpRequest, name: str) -> HttpResponse:
     options = {"name_annotators": True} if format_name in ("ccpe", "ccpe-hf") else {}
     lines = annotations_export(project=project, format_name=format_name, status=status, options=options)
     kind = get_export(format_name).FILE
-    response = StreamingHttpResponse(lines, content_type=f"{kind.media_type}; charset=utf-8")
     stem = project.name if status == "submitted" else f"{project.name}.{status}"
-    response["Content-Disposition"] = content_disposition_header(
-        as_attachment=True, filename=f"{stem}.{format_name}.{kind.extension}"
-    )
-    return response
+    return file_download(lines, kind=kind, filename=f"{stem}.{format_name}.{kind.extension}")
 
 
 @require_GET

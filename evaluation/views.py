@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
@@ -40,6 +40,8 @@ from evaluation.selectors import (
     rubric_get,
 )
 from evaluation.services import judgments_combine
+from trees.downloads import file_download
+from trees.formats.records import CSV, JSONL
 
 SOURCE_LABELS = {
     BEST: "best available: combined where people judged, automatic elsewhere",
@@ -191,10 +193,9 @@ def rubric_report_download(request: HttpRequest, name: str, rubric: str, fmt: st
         body = json.dumps(data, indent=2, ensure_ascii=False)
         return _attachment(HttpResponse(body, content_type="application/json"), f"{stem}.json")
     writer = csv.writer(_Echo())
-    response = StreamingHttpResponse(
-        (writer.writerow(row) for row in report_csv_rows(data)), content_type="text/csv; charset=utf-8"
+    return file_download(
+        (writer.writerow(row) for row in report_csv_rows(data)), kind=CSV, filename=f"{stem}.csv"
     )
-    return _attachment(response, f"{stem}.csv")
 
 
 @require_GET
@@ -218,8 +219,7 @@ def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: s
     stem = f"{project.name}-{found.name}-v{query.version.number}-results"
     if fmt == "jsonl":
         lines = (json.dumps(result_line(result), ensure_ascii=False) + "\n" for result in results)
-        response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-        return _attachment(response, f"{stem}.jsonl")
+        return file_download(lines, kind=JSONL, filename=f"{stem}.jsonl")
     keys = query.spec.keys
     writer = csv.writer(_Echo())
 
@@ -238,10 +238,7 @@ def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: s
                 result.explanation,
             ]
 
-    response = StreamingHttpResponse(
-        (writer.writerow(row) for row in rows()), content_type="text/csv; charset=utf-8"
-    )
-    return _attachment(response, f"{stem}.csv")
+    return file_download((writer.writerow(row) for row in rows()), kind=CSV, filename=f"{stem}.csv")
 
 
 # Pairs listed under a field's matrix, those with the most units in common first; the JSON has them all.

@@ -13,7 +13,7 @@ either in a form would bypass both.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -27,10 +27,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
-from django.utils.http import content_disposition_header
 from django.utils.text import Truncator
 
 from trees.audit import audit_record, audit_record_many
+from trees.downloads import export_action, file_download, joined
 from trees.formats import FORMATS, get_format
 from trees.models import AuditEntry, ConversationTree, Dataset, Message
 from trees.selectors import datasets_with_counts, tree_outline, trees_with_counts
@@ -229,43 +229,22 @@ def export_response(datasets: list[Dataset], format_name: str) -> StreamingHttpR
     once. Item ids are only unique within a dataset: importing an export of
     several datasets into one may find repeated ids.
     """
-
     # Asked for now, while the request says who asks (for the audit log); read as the response streams.
     exports = [trees_export(dataset=dataset, format_name=format_name) for dataset in datasets]
-
-    def pieces() -> Iterator[str]:
-        for export in exports:
-            yield from export
-
     kind = get_format(format_name).FILE
-    response = StreamingHttpResponse(pieces(), content_type=f"{kind.media_type}; charset=utf-8")
-    response["Content-Disposition"] = content_disposition_header(
-        as_attachment=True, filename=_export_filename(datasets, format_name)
-    )
-    return response
+    return file_download(joined(exports), kind=kind, filename=_export_filename(datasets, format_name))
 
 
 def _export_action(format_name: str) -> Callable[..., StreamingHttpResponse | None]:
     kind = get_format(format_name).FILE
-
-    def export(
-        modeladmin: DatasetAdmin, request: HttpRequest, queryset: QuerySet[Dataset]
-    ) -> StreamingHttpResponse | None:
-        # The changelist queryset carries the count subqueries; the export
-        # needs none of them.
-        datasets = list(Dataset.objects.filter(pk__in=queryset.values("pk")).order_by("name"))
-        if len(datasets) > 1 and not kind.joinable:
-            modeladmin.message_user(
-                request,
-                f"{format_name} files cannot be joined: export one dataset at a time.",
-                messages.ERROR,
-            )
-            return None
-        return export_response(datasets, format_name)
-
-    export.__name__ = f"export_{format_name}"
-    description = f"Export as {format_name} ({kind.extension.upper()})"
-    return admin.action(permissions=["view"], description=description)(export)
+    return export_action(
+        format_name=format_name,
+        kind=kind,
+        model=Dataset,
+        noun="dataset",
+        description=f"Export as {format_name} ({kind.extension.upper()})",
+        respond=export_response,
+    )
 
 
 @admin.register(Dataset)

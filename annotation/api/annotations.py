@@ -31,13 +31,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import permissions
-from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, download, import_answer, upload_source
+from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, STATUSES, annotations_export, get_export
 from annotation.imports import annotations_import
 from annotation.models import Annotation
 from annotation.selectors import project_visible_get
+from trees.downloads import file_download
 
 TAG = ["annotations"]
 
@@ -178,7 +179,7 @@ class ProjectExportApi(APIView):
             project=project, format_name=format_name, status=data["status"], user=user, options=writer_options
         )
         kind = get_export(format_name).FILE
-        return download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")
+        return file_download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")
 
 
 class RecordsFileInput(serializers.Serializer):

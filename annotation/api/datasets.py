@@ -24,10 +24,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import permissions
-from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, download, import_answer, upload_source
+from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
 from annotation.api.pagination import PagePagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from trees import vocabulary
+from trees.downloads import file_download
 from trees.formats import FORMATS, get_format
 from trees.formats.records import JSON
 from trees.models import Dataset
@@ -276,4 +277,4 @@ class DatasetExportApi(APIView):
         if format_name == "potato" and options.validated_data["layout"] == "array":
             kind = JSON
         pieces = trees_export(dataset=dataset, format_name=format_name, options=options.writer_options())
-        return download(pieces, kind=kind, filename=f"{dataset.name}.{format_name}.{kind.extension}")
+        return file_download(pieces, kind=kind, filename=f"{dataset.name}.{format_name}.{kind.extension}")

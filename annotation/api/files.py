@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from django.http import StreamingHttpResponse
-from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import status
@@ -27,7 +24,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import MAX_LISTED_ERRORS
 from annotation.problems import join
-from trees.formats.records import CSV, JSON, JSONL, FileKind, ImportIssue
+from trees.formats.records import CSV, JSON, JSONL, ImportIssue
 
 
 def upload_source(data: dict[str, Any], items_key: str) -> tuple[IO[bytes], bool]:
@@ -78,16 +75,6 @@ class AnyAccept(BaseContentNegotiation):
 
     def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
         return renderers[0], renderers[0].media_type
-
-
-def download(pieces: Iterable[str], *, kind: FileKind, filename: str) -> StreamingHttpResponse:
-    def encoded() -> Iterator[bytes]:
-        for piece in pieces:
-            yield piece.encode()
-
-    response = StreamingHttpResponse(encoded(), content_type=f"{kind.media_type}; charset=utf-8")
-    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
-    return response
 
 
 # The schema of a download: text in each format's media type (JSON files are one array).

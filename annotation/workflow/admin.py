@@ -14,7 +14,6 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
-from django.utils.http import content_disposition_header
 
 from annotation import permissions
 from annotation.models import Project
@@ -23,6 +22,8 @@ from annotation.workflow.export import ExportFilters, collected_export
 from annotation.workflow.models import CollectedTree, Deletion, ModeratedMessage, Report, Task
 from annotation.workflow.moderation import deletion_undo, message_delete, tree_halt, tree_resume
 from annotation.workflow.scoring import scoring_retry
+from trees.downloads import file_download, joined
+from trees.formats.records import JSONL
 from trees.vocabulary import TREE_STATES
 
 
@@ -149,16 +150,7 @@ class CollectedTreeAdmin(ReadOnly):
             )
             for project_id, project in projects.items()
         ]
-
-        def lines() -> Iterable[str]:
-            for export in exports:
-                yield from export
-
-        response = StreamingHttpResponse(lines(), content_type="application/x-ndjson; charset=utf-8")
-        response["Content-Disposition"] = content_disposition_header(
-            as_attachment=True, filename="trees.oasst.jsonl"
-        )
-        return response
+        return file_download(joined(exports), kind=JSONL, filename="trees.oasst.jsonl")
 
 
 @admin.register(Task)

@@ -22,7 +22,7 @@ from rest_framework.views import APIView, set_rollback
 from annotation import permissions
 from annotation import permissions as annotation_permissions
 from annotation.api.errors import exception_handler as api_exception_handler
-from annotation.api.files import AnyAccept, download
+from annotation.api.files import AnyAccept
 from annotation.api.parsers import query_text
 from annotation.models import Project
 from annotation.selectors import project_visible_get
@@ -52,6 +52,7 @@ from annotation.workflow.tasks import (
     tasks_available,
     workflow_config,
 )
+from trees.downloads import file_download
 from trees.formats import oasst
 from trees.vocabulary import READY_FOR_EXPORT, TREE_STATES
 
@@ -473,4 +474,4 @@ class ExportApi(CollectApi):
         options = ExportInputSerializer(data=request.query_params)
         options.is_valid(raise_exception=True)
         lines = collected_export(project=project, filters=options.filters())
-        return download(lines, kind=oasst.FILE, filename=f"{project.name}.oasst.{oasst.FILE.extension}")
+        return file_download(lines, kind=oasst.FILE, filename=f"{project.name}.oasst.{oasst.FILE.extension}")
