@@ -18,7 +18,6 @@ replaced by the record's.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -27,16 +26,14 @@ from django.db import transaction
 
 from annotation.config import ProjectConfig
 from annotation.gold import gold_answers_check, needs_shape
-from annotation.imports import _tree_shapes
+from annotation.imports import records_feed, tree_shapes_by_id
 from annotation.models import Project, ProjectItem
 from annotation.problems import Problems, describe
 from annotation.projects import project_config
 from trees.audit import audit_record
-from trees.formats.jsonstream import iter_documents
-from trees.formats.records import FormatError, ImportIssue
-from trees.services import counted, open_source
+from trees.formats.records import ImportIssue
+from trees.services import counted
 
-BATCH_RECORDS = 500
 MAX_REPORTED_ERRORS = 1000
 ANSWER_KEYS = ("annotations", "gold_label", "correct_answers", "expected_answer")
 RECORD_KEYS = ("id", *ANSWER_KEYS, "explanation", "user", "status", "updated_at")
@@ -106,24 +103,7 @@ def gold_import(*, project: Project, source: IO[bytes], user: str | None = None)
     importer = _GoldImporter(project, project_config(project), report, user)
     try:
         with transaction.atomic():
-            try:
-                batch: list[_Record] = []
-                for line, document in iter_documents(open_source(source)):
-                    report.records_read += 1
-                    record = importer.parse(line, document)
-                    if record is not None:
-                        batch.append(record)
-                    if len(batch) >= BATCH_RECORDS:
-                        importer.batch(batch)
-                        batch = []
-                if batch:
-                    importer.batch(batch)
-            except FormatError as error:
-                report.add_error(error.issue)
-            except UnicodeDecodeError as error:
-                report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
-            except (gzip.BadGzipFile, EOFError) as error:
-                report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))
+            records_feed(source, importer, report)
             if not report.errors and not report.items:
                 report.add_error(ImportIssue(None, "", "no gold records in the file"))
             if report.errors:
@@ -194,7 +174,7 @@ class _GoldImporter:
             ).values_list("pk", "tree_id", "tree__external_id")
         }
         shapes = (
-            _tree_shapes([tree_id for _, tree_id in items.values()], self.with_texts)
+            tree_shapes_by_id([tree_id for _, tree_id in items.values()], self.with_texts)
             if self.with_shape
             else {}
         )

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -143,6 +143,41 @@ class _Rollback(Exception):
     pass
 
 
+class RecordImporter(Protocol):
+    def parse(self, line: int, document: Any) -> Any | None: ...
+    def batch(self, records: list[Any]) -> None: ...
+
+
+class RecordReport(Protocol):
+    records_read: int
+
+    def add_error(self, issue: ImportIssue) -> None: ...
+
+
+def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordReport) -> None:
+    """Feed the JSON records of ``source`` (plain or gzip) to ``importer``: each parsed as it is
+    read, then written in batches. What is wrong with the file itself — its JSON, its encoding,
+    its compression — goes to ``report`` as an issue, as the importer's own problems do."""
+    try:
+        batch: list[Any] = []
+        for line, document in iter_documents(open_source(source)):
+            report.records_read += 1
+            record = importer.parse(line, document)
+            if record is not None:
+                batch.append(record)
+            if len(batch) >= BATCH_RECORDS:
+                importer.batch(batch)
+                batch = []
+        if batch:
+            importer.batch(batch)
+    except FormatError as error:
+        report.add_error(error.issue)
+    except UnicodeDecodeError as error:
+        report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
+    except (gzip.BadGzipFile, EOFError) as error:
+        report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))
+
+
 def annotations_import(
     *, project: Project, source: IO[bytes], now: datetime | None = None
 ) -> AnnotationImportReport:
@@ -156,24 +191,7 @@ def annotations_import(
     importer = _Importer(project, project_config(project), report, now)
     try:
         with transaction.atomic():
-            try:
-                batch: list[_Record] = []
-                for line, document in iter_documents(open_source(source)):
-                    report.records_read += 1
-                    record = importer.parse(line, document)
-                    if record is not None:
-                        batch.append(record)
-                    if len(batch) >= BATCH_RECORDS:
-                        importer.batch(batch)
-                        batch = []
-                if batch:
-                    importer.batch(batch)
-            except FormatError as error:
-                report.add_error(error.issue)
-            except UnicodeDecodeError as error:
-                report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
-            except (gzip.BadGzipFile, EOFError) as error:
-                report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))
+            records_feed(source, importer, report)
             if report.errors:
                 raise _Rollback
             audit_record(
@@ -304,7 +322,7 @@ class _Importer:
                 project=self.project, tree__external_id__in={record.item for record in records}
             ).values_list("tree__external_id", "tree_id")
         )
-        shapes = _tree_shapes(list(items.values()), self.needs_texts) if self.needs_shape else {}
+        shapes = tree_shapes_by_id(list(items.values()), self.needs_texts) if self.needs_shape else {}
         good = []
         for record in records:
             tree_id = items.get(record.item)
@@ -469,7 +487,7 @@ class _Importer:
             )
 
 
-def _tree_shapes(tree_ids: list[int], with_texts: bool = False) -> dict[int, TreeShape]:
+def tree_shapes_by_id(tree_ids: list[int], with_texts: bool = False) -> dict[int, TreeShape]:
     """The shapes of several trees in one query (``assignment.tree_shape`` reads one tree),
     with the messages' texts when a scheme quotes them."""
     rows: dict[int, list[tuple[str, str | None, int, str]]] = {tree_id: [] for tree_id in tree_ids}
