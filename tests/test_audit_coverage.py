@@ -123,6 +123,8 @@ NOT_LOGGED = {
     "annotation.assignment.tree_shape": "a read",
     "annotation.submissions.item_answers": "a read",
     "annotation.imports.names": "formats names",
+    "annotation.imports.records_feed": "reads records for an import, which logs itself",
+    "annotation.imports.tree_shapes_by_id": "reads",
     "annotation.corpora.spans_from_segments": "pure",
     "annotation.tokens.token_hash": "pure",
     "annotation.exports.get_export": "a lookup",
