@@ -348,8 +348,9 @@ class AnnotationAdmin(ReadOnlyAdmin):
             "has_view_permission": self.has_view_permission(request),
             "form": form,
             "report": report,
+            "import_kind": "annotations",
         }
-        return TemplateResponse(request, "admin/annotation/annotation/import_form.html", context)
+        return TemplateResponse(request, "admin/import_form.html", context)
 
 
 class ReviewInline(admin.TabularInline):

@@ -322,8 +322,9 @@ class DatasetAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin):
             "has_view_permission": self.has_view_permission(request),
             "form": form,
             "report": report,
+            "import_kind": "trees",
         }
-        return TemplateResponse(request, "admin/trees/dataset/import_form.html", context)
+        return TemplateResponse(request, "admin/import_form.html", context)
 
 
 # Trees: read-only, with the whole tree drawn on the page
