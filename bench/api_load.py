@@ -274,12 +274,13 @@ def run(kind: str, args: argparse.Namespace) -> bool:
         wait_until_up(port, server)
         deadline = time.perf_counter() + args.seconds
         annotators = [Annotator(port, token, deadline) for token in tokens]
-        began = time.perf_counter()
+        began, client_cpu = time.perf_counter(), time.process_time()
         for annotator in annotators:
             annotator.start()
         for annotator in annotators:
             annotator.join()
         elapsed = time.perf_counter() - began
+        client_cpu = time.process_time() - client_cpu
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -303,6 +304,10 @@ def run(kind: str, args: argparse.Namespace) -> bool:
     print(
         f"  latency per request over {len(latencies):,}: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
         f"(budget ≤ {BUDGET_P95_MS}), p99 {p99:.1f} ms, mean {statistics.fmean(latencies) * 1000:.1f} ms"
+    )
+    print(
+        f"  CPU of the load's own client threads: {client_cpu:.1f}s of {elapsed:.1f}s "
+        f"({os.cpu_count()} cores shared by client, gunicorn and the database)"
     )
     print(f"  errors: {sum(errors.values())}")
     for message, count in errors.most_common(5):
