@@ -30,6 +30,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.assignment import NoItemAvailable, tree_shape
 from annotation.config import ProjectConfig
+from annotation.counts import project_counts_forget
 from annotation.gold_scoring import answers_score, scored_schemes
 from annotation.models import Assignment, Project, ProjectItem
 from annotation.problems import Problems, describe, join
@@ -151,10 +152,12 @@ def gold_items_mark(*, items: QuerySet[ProjectItem], is_gold: bool) -> tuple[int
         items.filter(is_gold=True) if not is_gold else items.filter(is_gold=False).exclude(gold_answers={})
     )
     with transaction.atomic():
-        rows = list(changing.values_list("pk", "tree_id", "tree__external_id", "project__name"))
+        rows = list(changing.values_list("pk", "tree_id", "tree__external_id", "project__name", "project_id"))
         ProjectItem.objects.filter(pk__in=[pk for pk, *_ in rows]).update(is_gold=is_gold)
+        for project_id in {row[-1] for row in rows}:
+            project_counts_forget(project_id)
         by_project: dict[str, list[Target]] = {}
-        for _, tree_id, external_id, project_name in rows:
+        for _, tree_id, external_id, project_name, _ in rows:
             by_project.setdefault(project_name, []).append(Target(ConversationTree, tree_id, external_id))
         for project_name, targets in by_project.items():
             audit_record_many("gold.mark" if is_gold else "gold.unmark", targets, scope=project_name)

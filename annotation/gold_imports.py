@@ -25,6 +25,7 @@ from typing import IO, Any
 from django.db import transaction
 
 from annotation.config import ProjectConfig
+from annotation.counts import project_counts_forget
 from annotation.gold import gold_answers_check, needs_shape
 from annotation.imports import records_feed, tree_shapes_by_id
 from annotation.models import Project, ProjectItem
@@ -208,4 +209,5 @@ class _GoldImporter:
             ProjectItem.objects.bulk_update(
                 good, ["is_gold", "gold_answers", "gold_explanation"], batch_size=1000
             )
+            project_counts_forget(self.project.pk)
             self.report.items += len(good)

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from annotation.assignment import LEASED, SKIPPED, SUBMITTED
 from annotation.config import ProjectConfig
+from annotation.counts import project_counts_forget
 from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
 from annotation.problems import Problems, describe, join
 from annotation.projects import membership_add, project_config, user_get_or_create_unusable
@@ -485,6 +486,7 @@ class _Importer:
                 active_count=F("active_count") + active_change,
                 submitted_count=F("submitted_count") + submitted_change,
             )
+        project_counts_forget(self.project.pk)
 
 
 def tree_shapes_by_id(tree_ids: list[int], with_texts: bool = False) -> dict[int, TreeShape]:

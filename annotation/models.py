@@ -86,7 +86,13 @@ class ProjectItem(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "active_count", "tree"], name="item_sequential"),
-            models.Index(fields=["project", "active_count", "shuffle_key"], name="item_random"),
+            # Random order walks this in key order and stops at the first open item (LIMIT 1),
+            # instead of sorting every open item on each hand-out.
+            models.Index(
+                fields=["project", "shuffle_key", "tree"],
+                condition=models.Q(is_gold=False),
+                name="item_random",
+            ),
             models.Index(fields=["project", "submitted_count", "active_count", "tree"], name="item_fewest"),
             # Gold checks and training pick among a project's gold items only (annotation.gold).
             models.Index(fields=["project", "tree"], condition=models.Q(is_gold=True), name="item_gold"),

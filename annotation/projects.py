@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotation.config import ProjectConfig, parse_config
 from annotation.corpora import imported_spans_sync
+from annotation.counts import project_counts_forget
 from annotation.models import Membership, Project, ProjectItem
 from trees.audit import audit_record
 from trees.models import ConversationTree, Dataset
@@ -122,6 +123,7 @@ def project_items_sync(project: Project) -> int:
         batch_size=2000,
         ignore_conflicts=True,
     )
+    project_counts_forget(project.pk)
     return len(missing)
 
 

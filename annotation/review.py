@@ -25,6 +25,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import permissions
+from annotation.counts import project_counts_forget
 from annotation.models import Annotation, Assignment, ProjectItem, Review
 from annotation.submissions import StaleVersion
 from trees.audit import Target, audit_record
@@ -139,6 +140,7 @@ def _reopen(assignment: Assignment, now: datetime) -> None:
     ProjectItem.objects.filter(project_id=assignment.project_id, tree_id=assignment.tree_id).update(
         submitted_count=F("submitted_count") - 1
     )
+    project_counts_forget(assignment.project_id)
     Annotation.objects.filter(
         project_id=assignment.project_id,
         tree_id=assignment.tree_id,

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from annotation import permissions
+from annotation.counts import project_item_counts
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.projects import project_config
 from annotation.submissions import NotAssigned
+from trees import sql
 from trees.models import ConversationTree
 from trees.selectors import OutlineRow, tree_outline
 
@@ -52,38 +54,35 @@ def _quota(project: Project, items: int) -> int:
 
 
 def project_visible_get(*, user: Any, name: str) -> Project:
-    """The project called ``name`` if ``user`` may see it; else Http404 (one query, plus the roles).
+    """The project called ``name`` if ``user`` may see it; else Http404 (one query, the user's
+    roles in it read by the same join and remembered for the permission checks that follow).
 
     Projects someone may not see answer "not found", so that their names do not leak.
     """
-    project = Project.objects.filter(name=name).first()
+    project = permissions.project_with_roles(user, name)
     if project is None or not permissions.can_view_project(user, project):
         raise Http404("no such project")
     return project
 
 
 def project_progress(*, project: Project, user: AbstractBaseUser) -> Progress:
-    """The user's and the project's progress, in two queries whose cost does not grow with the
-    project's other annotators: the user's own assignments through their index, and one count
-    over the project's items (no per-item subquery, which made every call scan them all twice)."""
+    """The user's and the project's progress: the user's own assignments counted through their
+    index (one statement), the project's items as ``annotation.counts`` keeps them (one more
+    statement at most)."""
     overlap = project_config(project).assignment.annotations_per_item
-    # Gold items are not the project's work (annotation.gold); gold checks count as the annotator's
-    # items (they must not stand out), training does not.
-    mine = Assignment.objects.filter(project=project, user=user).aggregate(
-        submitted=Count("pk", filter=Q(status=SUBMITTED) & ~Q(kind=Assignment.Kind.TRAINING)),
-        holding=Count("pk", filter=Q(status=LEASED)),
-    )
-    counts = ProjectItem.objects.filter(project=project).aggregate(
-        items=Count("pk", filter=Q(is_gold=False)),
-        complete=Count("pk", filter=Q(submitted_count__gte=overlap, is_gold=False)),
-        handed=Count("pk"),
+    counts = project_item_counts(project, overlap)
+    # Gold checks count as the annotator's items (they must not stand out), training does not.
+    submitted, holding = sql.fetch_one(
+        "SELECT COUNT(*) FILTER (WHERE status = %s AND kind <> %s), COUNT(*) FILTER (WHERE status = %s) "
+        f"FROM {sql.table(Assignment)} WHERE project_id = %s AND user_id = %s",
+        [SUBMITTED, Assignment.Kind.TRAINING, LEASED, project.pk, user.pk],
     )
     return Progress(
-        submitted=mine["submitted"],
-        quota=_quota(project, counts["handed"]),
-        items=counts["items"],
-        complete=counts["complete"],
-        holding=mine["holding"] > 0,
+        submitted=submitted,
+        quota=_quota(project, counts.handed),
+        items=counts.items,
+        complete=counts.complete,
+        holding=holding > 0,
     )
 
 
@@ -158,29 +157,38 @@ class ItemView:
         return self.assignment.status != Assignment.Status.SKIPPED
 
 
-def item_view(*, project: Project, tree_id: int, user: AbstractBaseUser, with_messages: bool) -> ItemView:
-    """The user's own item (never anyone else's answers): four queries, five with the messages.
+def item_view(
+    *,
+    project: Project,
+    tree_id: int,
+    user: AbstractBaseUser,
+    with_messages: bool,
+    assignment: Assignment | None = None,
+) -> ItemView:
+    """The user's own item (never anyone else's answers): three statements, four with the messages.
 
-    1. the assignment with its tree (one join); 2. the user's annotations of
-    it; 3. the progress (``project_progress``); 4. with ``with_messages``, the
-    whole tree (``trees.selectors.tree_outline``).
+    1. the assignment with its tree (one join; none when the caller just got
+    ``assignment`` with its tree from ``item_next``); 2. the user's annotations
+    of it; 3. the progress (``project_progress``); 4. with ``with_messages``,
+    the whole tree (``trees.selectors.tree_outline``). Written out
+    (``trees.sql``): the annotator's loop reads an item per request.
 
     Raises Http404 when the tree is not an item of the project and
     NotAssigned when it is but the user does not hold it.
     """
-    assignment = (
-        Assignment.objects.select_related("tree").filter(project=project, tree_id=tree_id, user=user).first()
-    )
     if assignment is None:
-        # Only on this error path: tell "no such item" from "not yours".
-        if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
-            raise Http404("no such item in this project")
-        raise NotAssigned("this item is not assigned to you; ask for the next item")
+        assignment = _assignment_with_tree(project, tree_id, user)
+    annotation_columns = sql.columns(Annotation, "answer")
     annotations = {
-        scheme: payload
-        for scheme, payload in Annotation.objects.filter(
-            project=project, tree_id=tree_id, user=user
-        ).values_list("scheme", "payload")
+        answer.scheme: answer.payload
+        for answer in map(
+            annotation_columns.load,
+            sql.fetch_all(
+                f"SELECT {annotation_columns.sql} FROM {sql.table(Annotation)} answer "
+                "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
+                [project.pk, assignment.tree_id, user.pk],
+            ),
+        )
     }
     return ItemView(
         project=project,
@@ -190,6 +198,24 @@ def item_view(*, project: Project, tree_id: int, user: AbstractBaseUser, with_me
         progress=project_progress(project=project, user=user),
         outline=tree_outline(assignment.tree) if with_messages else None,
     )
+
+
+def _assignment_with_tree(project: Project, tree_id: int, user: AbstractBaseUser) -> Assignment:
+    assignment_columns, tree_columns = sql.columns(Assignment, "mine"), sql.columns(ConversationTree, "tree")
+    row = sql.fetch_one(
+        f"SELECT {assignment_columns.sql}, {tree_columns.sql} FROM {sql.table(Assignment)} mine "
+        f"JOIN {sql.table(ConversationTree)} tree ON tree.id = mine.tree_id "
+        "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s",
+        [project.pk, tree_id, user.pk],
+    )
+    if row is None:
+        # Only on this error path: tell "no such item" from "not yours".
+        if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
+            raise Http404("no such item in this project")
+        raise NotAssigned("this item is not assigned to you; ask for the next item")
+    assignment = assignment_columns.load(row)
+    assignment.tree = tree_columns.load(row, assignment_columns.width)
+    return assignment
 
 
 def item_tree_get(*, project: Project, tree_id: int) -> ConversationTree:

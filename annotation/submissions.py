@@ -16,13 +16,16 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED, tree_shape
+from annotation.counts import project_counts_forget
 from annotation.gold import item_gold_score
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.problems import Problems, ProblemsError
 from annotation.projects import project_config
+from trees import sql
 from trees.audit import audit_record
 from trees.models import ConversationTree
 
@@ -71,7 +74,7 @@ def item_answers(*, project: Project, tree: ConversationTree, user: AbstractBase
 def draft_save(
     *,
     project: Project,
-    tree: ConversationTree,
+    tree: ConversationTree | int,
     user: AbstractBaseUser,
     answers: Mapping[str, Any],
     version: int,
@@ -84,7 +87,7 @@ def draft_save(
 def item_submit(
     *,
     project: Project,
-    tree: ConversationTree,
+    tree: ConversationTree | int,
     user: AbstractBaseUser,
     answers: Mapping[str, Any],
     version: int,
@@ -94,11 +97,40 @@ def item_submit(
     return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
 
 
-def _locked_assignment(project: Project, tree: ConversationTree, user: AbstractBaseUser) -> Assignment:
-    try:
-        return Assignment.objects.select_for_update().get(project=project, tree=tree, user=user)
-    except Assignment.DoesNotExist:
-        raise NotAssigned("this item is not assigned to you; ask for the next item") from None
+def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
+    """The user's assignment for the item, locked, with its tree (one query).
+
+    Raises Http404 when the tree is no item of the project, NotAssigned when it
+    is but the user holds no assignment for it.
+    """
+    tree_id = tree if isinstance(tree, int) else tree.pk
+    assignment_columns, tree_columns = sql.columns(Assignment, "mine"), sql.columns(ConversationTree, "tree")
+    row = sql.fetch_one(
+        f"SELECT {assignment_columns.sql}, {tree_columns.sql} FROM {sql.table(Assignment)} mine "
+        f"JOIN {sql.table(ConversationTree)} tree ON tree.id = mine.tree_id "
+        "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s" + sql.lock(of="mine"),
+        [project.pk, tree_id, user.pk],
+    )
+    assignment = None
+    if row is not None:
+        assignment = assignment_columns.load(row)
+        assignment.tree = tree_columns.load(row, assignment_columns.width)
+    if assignment is None:
+        # Only on this error path: tell "no such item" from "not yours".
+        if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
+            raise Http404("no such item in this project")
+        raise NotAssigned("this item is not assigned to you; ask for the next item")
+    return assignment
+
+
+def _answers(project: Project, tree: ConversationTree, user: AbstractBaseUser) -> list[Annotation]:
+    columns = sql.columns(Annotation, "answer")
+    rows = sql.fetch_all(
+        f"SELECT {columns.sql} FROM {sql.table(Annotation)} answer "
+        "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
+        [project.pk, tree.pk, user.pk],
+    )
+    return [columns.load(row) for row in rows]
 
 
 def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None:
@@ -120,7 +152,7 @@ def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None
 @transaction.atomic
 def _write(
     project: Project,
-    tree: ConversationTree,
+    tree: ConversationTree | int,
     user: AbstractBaseUser,
     answers: Mapping[str, Any],
     version: int,
@@ -133,6 +165,7 @@ def _write(
     time_spent_ms = min(max(int(time_spent_ms or 0), 0), 86_400_000)
     config = project_config(project)
     assignment = _locked_assignment(project, tree, user)
+    tree = assignment.tree
     if assignment.version != version:
         raise StaleVersion(assignment.version)
     if assignment.status == SKIPPED:
@@ -144,7 +177,7 @@ def _write(
             "already_submitted",
         )
 
-    existing = {a.scheme: a for a in Annotation.objects.filter(project=project, tree=tree, user=user)}
+    existing = {answer.scheme: answer for answer in _answers(project, tree, user)}
     problems = Problems()
     if not isinstance(answers, Mapping):
         problems.add("annotations", "must be an object of scheme name: answer")
@@ -225,12 +258,9 @@ def _write(
             annotation.submitted_at = now
     if cleared:
         Annotation.objects.filter(project=project, tree=tree, user=user, scheme__in=cleared).delete()
-    if created:
-        Annotation.objects.bulk_create(created)
-    if changed:
-        Annotation.objects.bulk_update(
-            changed, ["payload", "status", "version", "updated_at", "submitted_at"]
-        )
+    sql.insert(created)
+    for annotation in changed:  # one per scheme, and schemes are few
+        sql.update(annotation, ["payload", "status", "version", "updated_at", "submitted_at"])
 
     if finished and assignment.kind != Assignment.Kind.WORK:
         # A gold check or training item is scored with the answers, in this transaction (annotation.gold).
@@ -254,8 +284,9 @@ def _write(
         lease = timedelta(minutes=config.assignment.lease_minutes)
         if assignment.status == LEASED:
             assignment.lease_expires_at = now + lease
-    assignment.save(
-        update_fields=[
+    sql.update(
+        assignment,
+        [
             "status",
             "version",
             "updated_at",
@@ -264,12 +295,15 @@ def _write(
             "time_spent_ms",
             "review_status",
             "gold_score",
-        ]
+        ],
     )
     if newly_submitted and assignment.kind == Assignment.Kind.WORK:
-        ProjectItem.objects.filter(project=project, tree=tree).update(
-            submitted_count=F("submitted_count") + 1
+        sql.execute(
+            f"UPDATE {sql.table(ProjectItem)} SET submitted_count = submitted_count + 1 "
+            "WHERE project_id = %s AND tree_id = %s",
+            [project.pk, tree.pk],
         )
+        project_counts_forget(project.pk)
     action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
     details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
     audit_record(action, target=tree, scope=project.name, details=details, actor=user)
@@ -278,11 +312,12 @@ def _write(
 
 @transaction.atomic
 def item_skip(
-    *, project: Project, tree: ConversationTree, user: AbstractBaseUser, version: int | None = None
+    *, project: Project, tree: ConversationTree | int, user: AbstractBaseUser, version: int | None = None
 ) -> Assignment:
     """Give the item up: it goes back to others and never comes back to this user."""
     now = timezone.now()
     assignment = _locked_assignment(project, tree, user)
+    tree = assignment.tree
     if version is not None and assignment.version != version:
         raise StaleVersion(assignment.version)
     if assignment.status == SUBMITTED:

@@ -252,6 +252,8 @@ def run(kind: str, args: argparse.Namespace) -> bool:
         "LOG_LEVEL": "WARNING",
         "STATIC_MANIFEST": "0",
     }
+    server_env.update({k: v for k, v in os.environ.items() if k.startswith(("DATABASE_", "GUNICORN_"))})
+    server_env["DATABASE_URL"] = database_url
     if args.workers:
         server_env["GUNICORN_WORKERS"] = str(args.workers)
     gunicorn = Path(sys.executable).with_name("gunicorn")

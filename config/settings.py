@@ -93,6 +93,16 @@ def _database() -> dict:
             "timeout": 30,
         }
         config["CONN_MAX_AGE"] = 0
+    elif config["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+        "DATABASE_PREPARED_STATEMENTS", True
+    ):
+        # Parameters sent apart from the SQL (server-side binding) let psycopg prepare the
+        # statements a connection runs again and again, so PostgreSQL plans each once per
+        # connection rather than on every call: the annotator's loop runs the same dozen
+        # statements per request (bench/api_load.py). Off behind a pooler in transaction mode.
+        options = config.setdefault("OPTIONS", {})
+        options["server_side_binding"] = True
+        options["prepare_threshold"] = env_int("DATABASE_PREPARE_THRESHOLD", 5)
     return config
 
 
@@ -164,6 +174,10 @@ REST_FRAMEWORK = {
     "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+
+# How long each process keeps a project's item counts (items, complete ones) for the
+# progress it shows with every item (annotation.counts); 0 counts them every time.
+PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 
 # Requests per caller and window ("N/sec", "N/min", "N/hour", "N/day"; "off" for no
 # limit): ``user`` for signed-in callers, ``anon`` per address for the rest, ``loop``

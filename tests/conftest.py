@@ -16,6 +16,15 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _exact_progress_counts() -> None:
+    """Count progress afresh on every read: tests change items between reads within a second.
+    ``tests/annotation/test_counts.py`` turns the keeping back on to check it."""
+    from django.conf import settings
+
+    settings.PROGRESS_COUNTS_SECONDS = 0
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _fast_password_hashing() -> None:
     """Hash test passwords with MD5: the real hasher costs a third of a second per user."""
     from django.conf import settings

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from trees import sql
 from trees.models import ConversationTree, Dataset, Message
 from trees.nesting import children_by_parent, preorder
 
@@ -93,7 +94,13 @@ def tree_outline(tree: ConversationTree) -> list[OutlineRow]:
     tree's size; the caller already holds the tree. The nesting is worked out
     in Python without recursion, so a 10,000-deep chain is fine.
     """
-    rows = list(Message.objects.filter(tree=tree).order_by().values_list(*_OUTLINE_FIELDS))
+    # Written out (trees.sql): the annotator's loop reads a tree per item. The columns hold
+    # no value the ORM would convert (no JSON, no dates).
+    meta = Message._meta
+    fields = [(meta.pk if name == "pk" else meta.get_field(name)).column for name in _OUTLINE_FIELDS]
+    rows = sql.fetch_all(
+        f"SELECT {', '.join(fields)} FROM {sql.table(Message)} WHERE tree_id = %s", [tree.pk]
+    )
     # Sorting here rather than in SQL keeps the database from copying every
     # text to sort it; by id first so that siblings with equal positions keep
     # their import order (the sort by position below is stable).

@@ -37,10 +37,31 @@ class SkipInputSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
 
 
+_DATETIME = serializers.DateTimeField(allow_null=True)
+
+
+def assignment_data(assignment: Any) -> dict[str, Any]:
+    """An assignment as ``AssignmentOutputSerializer`` declares it, written straight to a dict.
+
+    The loop's serializers below do the same: their fields stay declared for
+    readers and the schema, but DRF's field-by-field machinery (a deep copy of
+    every nested field per response) cost more than the rest of the view.
+    """
+    expires = assignment.lease_expires_at
+    return {
+        "status": assignment.status,
+        "version": assignment.version,
+        "lease_expires_at": None if expires is None else _DATETIME.to_representation(expires),
+    }
+
+
 class AssignmentOutputSerializer(serializers.Serializer):
     status = serializers.CharField()
     version = serializers.IntegerField()
     lease_expires_at = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return assignment_data(instance)
 
 
 class ProgressOutputSerializer(serializers.Serializer):
@@ -48,6 +69,9 @@ class ProgressOutputSerializer(serializers.Serializer):
     quota = serializers.IntegerField(help_text="Items this annotator may do in all.")
     items = serializers.IntegerField()
     complete = serializers.IntegerField(help_text="Items with every annotation they need.")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return instance.as_dict()
 
 
 class MessageListSerializer(serializers.ListSerializer):
@@ -59,17 +83,21 @@ class MessageListSerializer(serializers.ListSerializer):
     """
 
     def to_representation(self, data: Any) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": row.external_id,
-                "parent": row.parent_external_id,
-                "role": row.role,
-                "text": row.text,
-                "depth": row.depth,
-                "lang": row.lang,
-            }
-            for row in data
-        ]
+        return messages_data(data)
+
+
+def messages_data(outline: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": row.external_id,
+            "parent": row.parent_external_id,
+            "role": row.role,
+            "text": row.text,
+            "depth": row.depth,
+            "lang": row.lang,
+        }
+        for row in outline
+    ]
 
 
 class MessageOutputSerializer(serializers.Serializer):
@@ -95,13 +123,14 @@ class TreeOutputSerializer(serializers.Serializer):
     messages = MessageOutputSerializer(source="outline", many=True, required=False)
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        if instance.outline is None:
-            return {
-                "id": instance.tree.pk,
-                "external_id": instance.tree.external_id,
-                "metadata": instance.tree.metadata,
-            }
-        return super().to_representation(instance)
+        tree = {
+            "id": instance.tree.pk,
+            "external_id": instance.tree.external_id,
+            "metadata": instance.tree.metadata,
+        }
+        if instance.outline is not None:
+            tree["messages"] = messages_data(instance.outline)
+        return tree
 
 
 class ItemOutputSerializer(serializers.Serializer):
@@ -112,9 +141,20 @@ class ItemOutputSerializer(serializers.Serializer):
     annotations = serializers.DictField(help_text="The annotator's own answers, by scheme name.")
     progress = ProgressOutputSerializer()
 
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return {
+            "tree": TreeOutputSerializer().to_representation(instance),
+            "assignment": assignment_data(instance.assignment),
+            "annotations": {str(scheme): payload for scheme, payload in instance.annotations.items()},
+            "progress": instance.progress.as_dict(),
+        }
+
 
 class WriteOutputSerializer(serializers.Serializer):
     """What a draft save, a submission or a skip returns, from the assignment: its new version and state."""
 
     version = serializers.IntegerField()
     assignment = AssignmentOutputSerializer(source="*")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return {"version": instance.version, "assignment": assignment_data(instance)}

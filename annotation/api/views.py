@@ -26,7 +26,7 @@ from annotation.api.serializers import (
 from annotation.api.throttling import AnonThrottle, LoopThrottle
 from annotation.assignment import item_next
 from annotation.models import ApiToken, Assignment, Project
-from annotation.selectors import item_tree_get, item_view, project_visible_get
+from annotation.selectors import item_view, project_visible_get
 from annotation.submissions import draft_save, item_skip, item_submit
 from annotation.training import training_feedback
 
@@ -79,7 +79,13 @@ class ItemNextApi(LoopApi):
         """Lease the next item (or return the one the annotator holds), as GET item shows it."""
         project = self.project_for_annotating(request, name)
         assignment = item_next(project=project, user=request.user)
-        item = item_view(project=project, tree_id=assignment.tree_id, user=request.user, with_messages=True)
+        item = item_view(
+            project=project,
+            tree_id=assignment.tree_id,
+            user=request.user,
+            with_messages=True,
+            assignment=assignment,
+        )
         return Response(ItemOutputSerializer(item).data)
 
 
@@ -102,11 +108,10 @@ class ItemDraftApi(LoopApi):
     def put(self, request: Request, name: str, tree_id: int) -> Response:
         """Keep the answers as a draft; refused whole if any answer is wrong or the version is old."""
         project = self.project_for_annotating(request, name)
-        tree = item_tree_get(project=project, tree_id=tree_id)
         data = _valid(AnswersInputSerializer, request)
         assignment = draft_save(
             project=project,
-            tree=tree,
+            tree=tree_id,
             user=request.user,
             answers=data["annotations"],
             version=data["version"],
@@ -133,11 +138,10 @@ class ItemSubmitApi(LoopApi):
     def post(self, request: Request, name: str, tree_id: int) -> Response:
         """Submit the answers; required schemes must be answered."""
         project = self.project_for_annotating(request, name)
-        tree = item_tree_get(project=project, tree_id=tree_id)
         data = _valid(AnswersInputSerializer, request)
         assignment = item_submit(
             project=project,
-            tree=tree,
+            tree=tree_id,
             user=request.user,
             answers=data["annotations"],
             version=data["version"],
@@ -159,9 +163,8 @@ class ItemSkipApi(LoopApi):
     def post(self, request: Request, name: str, tree_id: int) -> Response:
         """Give the item up: it goes back to others and never comes back to this annotator."""
         project = self.project_for_annotating(request, name)
-        tree = item_tree_get(project=project, tree_id=tree_id)
         data = _valid(SkipInputSerializer, request)
-        assignment = item_skip(project=project, tree=tree, user=request.user, version=data["version"])
+        assignment = item_skip(project=project, tree=tree_id, user=request.user, version=data["version"])
         return Response(WriteOutputSerializer(assignment).data)
 
 

@@ -33,18 +33,19 @@ pytestmark = pytest.mark.django_db
 
 # Queries each endpoint costs, whatever the tree's size (see the size tests
 # below). Every request starts with three: the session, the user and the throttle's count.
-# + project, roles; in a savepoint: expired leases, lease held, work lost to expiry, a free item, take
-# it, the assignment, the tree's shape, the shuffled comparison draft and the audit entry of the lease;
-# then the item as GET gives it.
-NEXT_ITEM_QUERIES = 21
-# + project, roles, the assignment with its tree, the answers, the progress (the user's assignments,
-# the project's items), the messages.
-GET_ITEM_QUERIES = 10
-# + project, roles, tree; in a savepoint: the locked assignment, the answers, the tree's shape, one
-# insert (the new answer) and one update (the changed one), the assignment, the audit entry.
-DRAFT_QUERIES = 15
+# + the project with the caller's roles; in a savepoint: expired leases, the leases held or lost to
+# expiry, a free item taken, the assignment, the tree's shape, the shuffled comparison draft, the
+# tree, the audit entry of the lease; then the item as GET gives it, but for the assignment and tree.
+NEXT_ITEM_QUERIES = 18
+# + the project with the caller's roles, the assignment with its tree, the answers, the progress
+# (the user's assignments, the project's items), the messages.
+GET_ITEM_QUERIES = 9
+# + the project with the caller's roles; in a savepoint: the locked assignment with its tree, the
+# answers, the tree's shape, one insert (the new answer) and one update (the changed one), the
+# assignment, the audit entry.
+DRAFT_QUERIES = 13
 # As a draft, plus the item's submitted count.
-SUBMIT_QUERIES = 16
+SUBMIT_QUERIES = 14
 
 
 @pytest.fixture

@@ -33,9 +33,9 @@ pytestmark = pytest.mark.django_db
 # The session and the user, then: the projects with the user's submitted
 # counts, their items counted by submissions, the user's roles in them.
 PROJECT_LIST_QUERIES = 5
-# The session and the user, the project, the roles, the assignment with its
+# The session and the user, the project with the user's roles, the assignment with its
 # tree, the answers, the progress (the user's assignments, the project's items), the messages.
-ANNOTATE_PAGE_QUERIES = 9
+ANNOTATE_PAGE_QUERIES = 8
 
 
 @pytest.fixture

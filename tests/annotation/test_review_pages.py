@@ -44,12 +44,12 @@ BOB_ANSWERS = {
     "response_quality": {"node_annotations": {"resp_a": {"rating": 5}}, "selected_path": ["root", "resp_b"]},
     "overall": {"label": "Helpful"},
 }
-# The session and the user, the project, the roles; the counts, the page's items, their
+# The session and the user, the project with the user's roles; the counts, the page's items, their
 # work, the project's annotators.
-QUEUE_PAGE_QUERIES = 8
-# The session and the user, the project, the roles; the tree, its work with the annotators,
-# their answers, the decisions, the messages, the next item waiting.
-ITEM_PAGE_QUERIES = 10
+QUEUE_PAGE_QUERIES = 7
+# The session and the user, the project with the user's roles; the tree, its work with the
+# annotators, their answers, the decisions, the messages, the next item waiting.
+ITEM_PAGE_QUERIES = 9
 
 
 @pytest.fixture

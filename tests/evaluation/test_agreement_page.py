@@ -156,6 +156,6 @@ def test_the_kept_page_costs_the_same_queries_whatever_the_size_of_the_project(
     for project in (small, large):
         url = reverse("evaluation:agreement", args=[project.name])
         dana.get(url)
-        # Session, user, project, roles, the stamp, the snapshot.
-        with django_assert_num_queries(6):
+        # Session, user, the project with the user's roles, the stamp, the snapshot.
+        with django_assert_num_queries(5):
             assert dana.get(url).context["recomputed"] is False

@@ -114,10 +114,10 @@ def test_the_report_costs_the_same_queries_whatever_the_number_of_results(
     client = as_user(people["dana"])
     client.get(REPORT)  # sessions and caches warm
 
-    # Session, user, project, roles, rubric; the judges' answers (version, stored
-    # rows, answers); the versions and their counts; the results.
+    # Session, user, the project with the user's roles, rubric; the judges' answers (version,
+    # stored rows, answers); the versions and their counts; the results.
     for name in ("scheduling", "small"):
-        with django_assert_num_queries(11):
+        with django_assert_num_queries(10):
             client.get(reverse("evaluation:report", args=[name, "scheduling"]), {"group": "metadata.variant"})
 
 

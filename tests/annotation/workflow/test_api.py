@@ -246,20 +246,20 @@ def test_moderation_over_the_api(project, team):
     )
 
 
-# Queries each endpoint costs, whatever the project's history. Every request starts with five:
-# the session, the user, the throttle's count, the project and the caller's roles.
+# Queries each endpoint costs, whatever the project's history. Every request starts with four:
+# the session, the user, the throttle's count, the project with the caller's roles.
 # + the working trees and prompt tasks out; one candidate query per kind of work with trees to work on.
-AVAILABLE_QUERIES = 7
+AVAILABLE_QUERIES = 6
 # + the trees and prompt tasks out; in a savepoint (two statements): the caller's tasks, the candidates
 # (one kind asked for), the new task, its audit entry; then the task's tree and messages to show it.
-NEXT_QUERIES = 14
+NEXT_QUERIES = 13
 # PostgreSQL locks rows where SQLite holds the whole database: the caller's row (their pending
 # tasks), the candidate's row, and the check again under that lock.
 NEXT_LOCKS_ON_POSTGRES = 3
 # + in a savepoint (two statements): the task, the tree, the message, the reviewer's annotation read
 # and written, the message's review count, the task, its audit entry; then the task's tree and
 # messages to show it.
-SUBMIT_QUERIES = 17
+SUBMIT_QUERIES = 16
 
 
 def test_the_loop_costs_a_fixed_number_of_queries(project, team, django_assert_num_queries):
