@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -87,17 +89,33 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     return len(expired)
 
 
+@dataclass(frozen=True)
+class Lease:
+    """What ``item_lease`` hands out: the assignment with its tree loaded, and the answers it
+    starts with when they are known without reading them (a fresh lease of an item that
+    needs no drafts starts with none); None when they must be read."""
+
+    assignment: Assignment
+    answers: dict[str, Any] | None
+
+
 def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Assignment:
     """Lease the next item for ``user`` (or give back the one they hold), with its tree.
 
     Raises NoItemAvailable when the user's quota is reached or no item has
     room left for them.
     """
+    return item_lease(project=project, user=user, now=now).assignment
+
+
+def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Lease:
+    """``item_next``, telling also whether the item starts with no answers (saving the API's
+    next-item response a read)."""
     for attempt in range(3):
         try:
             with transaction.atomic():
                 moment = now or timezone.now()
-                assignment = _item_next(project, user, moment)
+                assignment, answers = _item_next(project, user, moment)
                 tree_columns = sql.columns(ConversationTree, "tree")
                 row = sql.fetch_one(
                     f"SELECT {tree_columns.sql} FROM {sql.table(ConversationTree)} tree WHERE tree.id = %s",
@@ -106,7 +124,7 @@ def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None 
                 assignment.tree = tree_columns.load(row)
                 if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
                     audit_record("assignment.lease", target=assignment.tree, scope=project.name, actor=user)
-                return assignment
+                return Lease(assignment, answers)
         except IntegrityError:
             # The same user asked twice at once and both picked one item: ask again.
             if attempt == 2:
@@ -114,7 +132,9 @@ def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None 
     raise AssertionError("unreachable")
 
 
-def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assignment:
+def _item_next(
+    project: Project, user: AbstractBaseUser, now: datetime
+) -> tuple[Assignment, dict[str, Any] | None]:
     config = project_config(project).assignment
     lease = timedelta(minutes=config.lease_minutes)
     leases_reclaim(project, now)
@@ -136,7 +156,7 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
         current = own[0]
         current.lease_expires_at = now + lease
         current.save(update_fields=["lease_expires_at"])
-        return current
+        return current, None
 
     if config.max_items_per_user is not None:
         # One person asking twice at once (two tabs) must not pass the count twice: the
@@ -174,7 +194,7 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
             assignment.status, assignment.leased_at = LEASED, now
             assignment.lease_expires_at, assignment.updated_at = now + lease, now
             assignment.save(update_fields=["status", "leased_at", "lease_expires_at", "updated_at"])
-            return assignment
+            return assignment, None
 
     # -- gold checks and training (annotation.gold): handed out outside the overlap, when due --
     from annotation.gold import gold_pick  # here: annotation.gold builds on this module
@@ -193,7 +213,7 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
             updated_at=now,
         )
         _start_drafts(project, assignment, now)
-        return assignment
+        return assignment, None
     # -- end of gold checks and training --
 
     tree_id = _take_open_item(project, user, config.annotations_per_item, config.order)
@@ -212,8 +232,8 @@ def _item_next(project: Project, user: AbstractBaseUser, now: datetime) -> Assig
             )
         ]
     )
-    _start_drafts(project, assignment, now)
-    return assignment
+    # The user never had this item, so they have no answers to it but the drafts started now.
+    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
 
 
 # The order items are handed out in, by ``assignment.order`` (ties broken by tree, so that it
@@ -250,15 +270,16 @@ def _take(item: ProjectItem) -> None:
     ProjectItem.objects.filter(pk=item.pk).update(active_count=F("active_count") + 1)
 
 
-def _start_drafts(project: Project, assignment: Assignment, now: datetime) -> None:
-    """Fix what must not change between visits: the shuffled order of compared siblings."""
+def _start_drafts(project: Project, assignment: Assignment, now: datetime) -> bool:
+    """Fix what must not change between visits: the shuffled order of compared siblings.
+    Returns whether the item needed any."""
     schemes = [
         scheme
         for scheme in project_config(project).schemes
         if isinstance(scheme, TreeAnnotation) and scheme.comparison_enabled
     ]
     if not schemes:
-        return
+        return False
     shape = tree_shape(assignment.tree_id)
     rng = random.Random()
     Annotation.objects.bulk_create(
@@ -276,3 +297,4 @@ def _start_drafts(project: Project, assignment: Assignment, now: datetime) -> No
         ],
         ignore_conflicts=True,
     )
+    return True

@@ -164,32 +164,23 @@ def item_view(
     user: AbstractBaseUser,
     with_messages: bool,
     assignment: Assignment | None = None,
+    answers: dict[str, Any] | None = None,
 ) -> ItemView:
-    """The user's own item (never anyone else's answers): three statements, four with the messages.
+    """The user's own item (never anyone else's answers): four statements, five with the messages.
 
     1. the assignment with its tree (one join; none when the caller just got
-    ``assignment`` with its tree from ``item_next``); 2. the user's annotations
-    of it; 3. the progress (``project_progress``); 4. with ``with_messages``,
-    the whole tree (``trees.selectors.tree_outline``). Written out
-    (``trees.sql``): the annotator's loop reads an item per request.
+    ``assignment`` with its tree from ``item_lease``); 2. the user's
+    annotations of it (none when the lease knew its ``answers``); 3-4. the
+    progress (``project_progress``); 5. with ``with_messages``, the whole tree
+    (``trees.selectors.tree_outline``). Written out (``trees.sql``): the
+    annotator's loop reads an item per request.
 
     Raises Http404 when the tree is not an item of the project and
     NotAssigned when it is but the user does not hold it.
     """
     if assignment is None:
         assignment = _assignment_with_tree(project, tree_id, user)
-    annotation_columns = sql.columns(Annotation, "answer")
-    annotations = {
-        answer.scheme: answer.payload
-        for answer in map(
-            annotation_columns.load,
-            sql.fetch_all(
-                f"SELECT {annotation_columns.sql} FROM {sql.table(Annotation)} answer "
-                "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
-                [project.pk, assignment.tree_id, user.pk],
-            ),
-        )
-    }
+    annotations = answers if answers is not None else _answers(project, assignment.tree_id, user)
     return ItemView(
         project=project,
         tree=assignment.tree,
@@ -198,6 +189,21 @@ def item_view(
         progress=project_progress(project=project, user=user),
         outline=tree_outline(assignment.tree) if with_messages else None,
     )
+
+
+def _answers(project: Project, tree_id: int, user: AbstractBaseUser) -> dict[str, Any]:
+    annotation_columns = sql.columns(Annotation, "answer")
+    return {
+        answer.scheme: answer.payload
+        for answer in map(
+            annotation_columns.load,
+            sql.fetch_all(
+                f"SELECT {annotation_columns.sql} FROM {sql.table(Annotation)} answer "
+                "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
+                [project.pk, tree_id, user.pk],
+            ),
+        )
+    }
 
 
 def _assignment_with_tree(project: Project, tree_id: int, user: AbstractBaseUser) -> Assignment:

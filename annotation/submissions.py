@@ -98,39 +98,45 @@ def item_submit(
 
 
 def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
-    """The user's assignment for the item, locked, with its tree (one query).
+    """The user's assignment for the item, locked, with its tree (one statement).
 
     Raises Http404 when the tree is no item of the project, NotAssigned when it
     is but the user holds no assignment for it.
     """
+    return _locked_work(project, tree, user, with_answers=False)[0]
+
+
+def _locked_work(
+    project: Project, tree: ConversationTree | int, user: AbstractBaseUser, *, with_answers: bool
+) -> tuple[Assignment, list[Annotation]]:
+    """``_locked_assignment``, with the user's answers to the item ``with_answers``: a row per
+    answer, joined in the same statement (the loop's writes run it on every save)."""
     tree_id = tree if isinstance(tree, int) else tree.pk
     assignment_columns, tree_columns = sql.columns(Assignment, "mine"), sql.columns(ConversationTree, "tree")
-    row = sql.fetch_one(
-        f"SELECT {assignment_columns.sql}, {tree_columns.sql} FROM {sql.table(Assignment)} mine "
+    answer_columns = sql.columns(Annotation, "answer")
+    answers_join = (
+        f", {answer_columns.sql} FROM {sql.table(Assignment)} mine "
+        f"LEFT JOIN {sql.table(Annotation)} answer ON answer.project_id = mine.project_id "
+        "AND answer.tree_id = mine.tree_id AND answer.user_id = mine.user_id "
+        if with_answers
+        else f" FROM {sql.table(Assignment)} mine "
+    )
+    rows = sql.fetch_all(
+        f"SELECT {assignment_columns.sql}, {tree_columns.sql}{answers_join}"
         f"JOIN {sql.table(ConversationTree)} tree ON tree.id = mine.tree_id "
         "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s" + sql.lock(of="mine"),
         [project.pk, tree_id, user.pk],
     )
-    assignment = None
-    if row is not None:
-        assignment = assignment_columns.load(row)
-        assignment.tree = tree_columns.load(row, assignment_columns.width)
-    if assignment is None:
+    if not rows:
         # Only on this error path: tell "no such item" from "not yours".
         if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
             raise Http404("no such item in this project")
         raise NotAssigned("this item is not assigned to you; ask for the next item")
-    return assignment
-
-
-def _answers(project: Project, tree: ConversationTree, user: AbstractBaseUser) -> list[Annotation]:
-    columns = sql.columns(Annotation, "answer")
-    rows = sql.fetch_all(
-        f"SELECT {columns.sql} FROM {sql.table(Annotation)} answer "
-        "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
-        [project.pk, tree.pk, user.pk],
-    )
-    return [columns.load(row) for row in rows]
+    assignment = assignment_columns.load(rows[0])
+    assignment.tree = tree_columns.load(rows[0], assignment_columns.width)
+    start = assignment_columns.width + tree_columns.width
+    answers = [answer_columns.load(row, start) for row in rows if with_answers and row[start] is not None]
+    return assignment, answers
 
 
 def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None:
@@ -164,7 +170,7 @@ def _write(
     # Time on task is a measurement from the browser: never negative, never absurd (a day).
     time_spent_ms = min(max(int(time_spent_ms or 0), 0), 86_400_000)
     config = project_config(project)
-    assignment = _locked_assignment(project, tree, user)
+    assignment, answers_before = _locked_work(project, tree, user, with_answers=True)
     tree = assignment.tree
     if assignment.version != version:
         raise StaleVersion(assignment.version)
@@ -177,7 +183,7 @@ def _write(
             "already_submitted",
         )
 
-    existing = {answer.scheme: answer for answer in _answers(project, tree, user)}
+    existing = {answer.scheme: answer for answer in answers_before}
     problems = Problems()
     if not isinstance(answers, Mapping):
         problems.add("annotations", "must be an object of scheme name: answer")

@@ -80,7 +80,10 @@ def _database() -> dict:
     config = dj_database_url.parse(
         env_str("DATABASE_URL") or default_url,
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
+        # A check is a round trip before every request (a tenth of the annotator's loop's
+        # statements); without it, a request on a connection the database dropped (a restart)
+        # fails once and the connection is replaced. DATABASE_CONN_HEALTH_CHECKS=1 turns it on.
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", False),
     )
     if config["ENGINE"] == "django.db.backends.sqlite3":
         VAR_DIR.mkdir(parents=True, exist_ok=True)

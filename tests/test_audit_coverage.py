@@ -178,6 +178,7 @@ NOT_LOGGED = {
     "annotation.corpora.gold_user": "part of imported_spans_sync: the account gold spans belong to",
     "annotation.corpora.imported_spans_sync": "part of project_create, project_config_update and tree imports",
     "annotation.assignment.leases_reclaim": "part of item_next: a lapsed lease ends by itself, nobody ends it",
+    "annotation.assignment.item_lease": "what item_next (walked) runs, returning the answers it knows too",
     "annotation.workflow.annotations.review_record": "part of task_submit",
     "annotation.workflow.annotations.ranking_record": "part of task_submit",
     "annotation.workflow.backlog.backlog_after_finish": "part of tree_enter; the trees it moves log (tree_enter)",

@@ -32,6 +32,24 @@ class AnswersInputSerializer(serializers.Serializer):
         help_text="Time spent on the item since the last write.",
     )
 
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
+        item); anything else goes through the fields, for their errors."""
+        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"}:
+            answers, version = data.get("annotations", {}), data.get("version")
+            spent = data.get("time_spent_ms", 0)
+            if (
+                isinstance(answers, dict)
+                and _whole(version, 1, MAX_VERSION)
+                and _whole(spent, 0, MAX_TIME_SPENT_MS)
+            ):
+                return {"annotations": answers, "version": version, "time_spent_ms": spent}
+        return super().to_internal_value(data)
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
+
 
 class SkipInputSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)

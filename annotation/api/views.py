@@ -24,7 +24,7 @@ from annotation.api.serializers import (
     WriteOutputSerializer,
 )
 from annotation.api.throttling import AnonThrottle, LoopThrottle
-from annotation.assignment import item_next
+from annotation.assignment import item_lease
 from annotation.models import ApiToken, Assignment, Project
 from annotation.selectors import item_view, project_visible_get
 from annotation.submissions import draft_save, item_skip, item_submit
@@ -78,13 +78,14 @@ class ItemNextApi(LoopApi):
     def post(self, request: Request, name: str) -> Response:
         """Lease the next item (or return the one the annotator holds), as GET item shows it."""
         project = self.project_for_annotating(request, name)
-        assignment = item_next(project=project, user=request.user)
+        lease = item_lease(project=project, user=request.user)
         item = item_view(
             project=project,
-            tree_id=assignment.tree_id,
+            tree_id=lease.assignment.tree_id,
             user=request.user,
             with_messages=True,
-            assignment=assignment,
+            assignment=lease.assignment,
+            answers=lease.answers,
         )
         return Response(ItemOutputSerializer(item).data)
 

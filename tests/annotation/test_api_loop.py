@@ -40,12 +40,12 @@ NEXT_ITEM_QUERIES = 18
 # + the project with the caller's roles, the assignment with its tree, the answers, the progress
 # (the user's assignments, the project's items), the messages.
 GET_ITEM_QUERIES = 9
-# + the project with the caller's roles; in a savepoint: the locked assignment with its tree, the
+# + the project with the caller's roles; in a savepoint: the locked assignment with its tree and
 # answers, the tree's shape, one insert (the new answer) and one update (the changed one), the
 # assignment, the audit entry.
-DRAFT_QUERIES = 13
+DRAFT_QUERIES = 12
 # As a draft, plus the item's submitted count.
-SUBMIT_QUERIES = 14
+SUBMIT_QUERIES = 13
 
 
 @pytest.fixture
