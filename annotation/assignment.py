@@ -16,11 +16,13 @@ KEY UPDATE, which inserts referring to the user do not wait on).
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -99,6 +101,24 @@ class Lease:
     answers: dict[str, Any] | None
 
 
+# When each project's expired leases are next looked for, per process (time.monotonic()).
+_reclaim_due_at: dict[int, float] = {}
+
+
+def _reclaim_due(project: Project) -> bool:
+    """Whether this hand-out looks for expired leases: at most every
+    ``settings.LEASE_RECLAIM_SECONDS`` per project and process. Leases run for minutes, so a
+    second's delay frees nobody's place noticeably later, and most hand-outs skip a statement."""
+    seconds = settings.LEASE_RECLAIM_SECONDS
+    if seconds <= 0:
+        return True
+    moment = time.monotonic()
+    if _reclaim_due_at.get(project.pk, 0.0) > moment:
+        return False
+    _reclaim_due_at[project.pk] = moment + seconds
+    return True
+
+
 def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Assignment:
     """Lease the next item for ``user`` (or give back the one they hold), with its tree.
 
@@ -137,7 +157,8 @@ def _item_next(
 ) -> tuple[Assignment, dict[str, Any] | None]:
     config = project_config(project).assignment
     lease = timedelta(minutes=config.lease_minutes)
-    leases_reclaim(project, now)
+    if _reclaim_due(project):
+        leases_reclaim(project, now)
 
     # The lease they hold, else the work they lost to an expired lease: one read of both, the
     # held lease first (work a reviewer sent back before the rest).

@@ -182,6 +182,10 @@ REST_FRAMEWORK = {
 # progress it shows with every item (annotation.counts); 0 counts them every time.
 PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 
+# How often each process looks for a project's expired leases when handing out items
+# (annotation.assignment); 0 looks on every hand-out.
+LEASE_RECLAIM_SECONDS = env_int("LEASE_RECLAIM_SECONDS", 1)
+
 # Requests per caller and window ("N/sec", "N/min", "N/hour", "N/day"; "off" for no
 # limit): ``user`` for signed-in callers, ``anon`` per address for the rest, ``loop``
 # for the annotator's next/read/draft/submit/skip (a scope of its own, so that an

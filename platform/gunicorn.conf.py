@@ -8,9 +8,12 @@ import multiprocessing
 import os
 
 bind = os.environ.get("GUNICORN_BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
-workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() * 2 + 1))
-# Threads let a worker overlap database waits; annotators' requests are short.
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# The annotator's loop is CPU-bound Python with short database waits: one worker per core and
+# one more, a thread each, served the most lease+submit cycles on two cores (bench/api_load.py:
+# 3 workers x 1 thread ~150/s; x 2 threads ~140/s; 5 x 4 ~130/s). A long export holds its
+# worker while it streams: raise GUNICORN_THREADS where many run at once.
+workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() + 1))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
 worker_class = "gthread"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))  # large imports and exports stream
 graceful_timeout = 30

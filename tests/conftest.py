@@ -17,11 +17,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture(autouse=True, scope="session")
 def _exact_progress_counts() -> None:
-    """Count progress afresh on every read: tests change items between reads within a second.
-    ``tests/annotation/test_counts.py`` turns the keeping back on to check it."""
+    """Count progress and look for expired leases afresh on every call: tests change items and
+    leases between calls within a second. ``tests/annotation/test_counts.py`` and
+    ``test_assignment.py`` turn the keeping back on to check it."""
     from django.conf import settings
 
     settings.PROGRESS_COUNTS_SECONDS = 0
+    settings.LEASE_RECLAIM_SECONDS = 0
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -424,3 +424,19 @@ def test_trees_imported_after_the_project_was_made_become_its_items():
     assert report.committed
     assert project.items.count() == before + 1
     assert project.items.filter(tree__external_id="late").exists()
+
+
+def test_expired_leases_are_looked_for_at_most_once_a_moment_per_process(settings, alice, bob):
+    from annotation import assignment as hand_out
+
+    settings.LEASE_RECLAIM_SECONDS = 60
+    hand_out._reclaim_due_at.clear()
+    project = project_of(1, annotations_per_item=1, lease_minutes=30)
+    (only,) = trees_in(project)
+    assert next_tree(project, alice) == only  # looked, found none expired, leased the one item
+
+    with pytest.raises(NoItemAvailable):  # alice's lease lapsed, but it is not looked for yet
+        next_tree(project, bob, now=T0 + timedelta(hours=1))
+
+    hand_out._reclaim_due_at.clear()  # the moment passed
+    assert next_tree(project, bob, now=T0 + timedelta(hours=1)) == only
