@@ -20,7 +20,7 @@ from annotation import permissions
 from annotation.counts import project_item_counts
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.projects import project_config
-from annotation.submissions import NotAssigned
+from annotation.submissions import item_assignment
 from trees import sql
 from trees.models import ConversationTree
 from trees.selectors import OutlineRow, tree_outline
@@ -168,60 +168,36 @@ def item_view(
 ) -> ItemView:
     """The user's own item (never anyone else's answers): four statements, five with the messages.
 
-    1. the assignment with its tree (one join; none when the caller just got
-    ``assignment`` with its tree from ``item_lease``); 2. the user's
-    annotations of it (none when the lease knew its ``answers``); 3-4. the
-    progress (``project_progress``); 5. with ``with_messages``, the whole tree
-    (``trees.selectors.tree_outline``). Written out (``trees.sql``): the
-    annotator's loop reads an item per request.
+    1. the assignment with its tree (``item_assignment``; none when the caller
+    just got it from ``item_lease``); 2. the user's answers (none when the
+    lease knew them); 3-4. the progress (``project_progress``); 5. with
+    ``with_messages``, the whole tree (``trees.selectors.tree_outline``).
 
     Raises Http404 when the tree is not an item of the project and
     NotAssigned when it is but the user does not hold it.
     """
     if assignment is None:
-        assignment = _assignment_with_tree(project, tree_id, user)
-    annotations = answers if answers is not None else _answers(project, assignment.tree_id, user)
+        assignment = item_assignment(project=project, tree=tree_id, user=user)
+    if answers is None:
+        answers = _answers(project, assignment.tree_id, user)
     return ItemView(
         project=project,
         tree=assignment.tree,
         assignment=assignment,
-        annotations=annotations,
+        annotations=answers,
         progress=project_progress(project=project, user=user),
         outline=tree_outline(assignment.tree) if with_messages else None,
     )
 
 
 def _answers(project: Project, tree_id: int, user: AbstractBaseUser) -> dict[str, Any]:
-    annotation_columns = sql.columns(Annotation, "answer")
-    return {
-        answer.scheme: answer.payload
-        for answer in map(
-            annotation_columns.load,
-            sql.fetch_all(
-                f"SELECT {annotation_columns.sql} FROM {sql.table(Annotation)} answer "
-                "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
-                [project.pk, tree_id, user.pk],
-            ),
-        )
-    }
-
-
-def _assignment_with_tree(project: Project, tree_id: int, user: AbstractBaseUser) -> Assignment:
-    assignment_columns, tree_columns = sql.columns(Assignment, "mine"), sql.columns(ConversationTree, "tree")
-    row = sql.fetch_one(
-        f"SELECT {assignment_columns.sql}, {tree_columns.sql} FROM {sql.table(Assignment)} mine "
-        f"JOIN {sql.table(ConversationTree)} tree ON tree.id = mine.tree_id "
-        "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s",
+    columns = sql.columns(Annotation, "answer")
+    rows = sql.fetch_all(
+        f"SELECT {columns.sql} FROM {sql.table(Annotation)} answer "
+        "WHERE answer.project_id = %s AND answer.tree_id = %s AND answer.user_id = %s",
         [project.pk, tree_id, user.pk],
     )
-    if row is None:
-        # Only on this error path: tell "no such item" from "not yours".
-        if not ProjectItem.objects.filter(project=project, tree_id=tree_id).exists():
-            raise Http404("no such item in this project")
-        raise NotAssigned("this item is not assigned to you; ask for the next item")
-    assignment = assignment_columns.load(row)
-    assignment.tree = tree_columns.load(row, assignment_columns.width)
-    return assignment
+    return {answer.scheme: answer.payload for answer in map(columns.load, rows)}
 
 
 def item_tree_get(*, project: Project, tree_id: int) -> ConversationTree:

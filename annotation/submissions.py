@@ -58,17 +58,19 @@ class ItemAnswers:
         return {scheme: annotation.payload for scheme, annotation in self.annotations.items()}
 
 
-def item_answers(*, project: Project, tree: ConversationTree, user: AbstractBaseUser) -> ItemAnswers:
-    """The user's assignment and answers for ``tree`` (two queries)."""
-    try:
-        assignment = Assignment.objects.get(project=project, tree=tree, user=user)
-    except Assignment.DoesNotExist:
-        raise NotAssigned("this item is not assigned to you; ask for the next item") from None
-    annotations = {
-        annotation.scheme: annotation
-        for annotation in Annotation.objects.filter(project=project, tree=tree, user=user)
-    }
-    return ItemAnswers(assignment, annotations)
+def item_answers(*, project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> ItemAnswers:
+    """The user's assignment for ``tree``, with the tree, and their answers (one statement).
+
+    Raises Http404 when the tree is no item of the project, NotAssigned when it
+    is but the user holds no assignment for it.
+    """
+    assignment, answers = _work(project, tree, user, lock=False, with_answers=True)
+    return ItemAnswers(assignment, {answer.scheme: answer for answer in answers})
+
+
+def item_assignment(*, project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
+    """The user's assignment for ``tree``, with the tree (one statement); raises as ``item_answers``."""
+    return _work(project, tree, user, lock=False, with_answers=False)[0]
 
 
 def draft_save(
@@ -103,14 +105,15 @@ def _locked_assignment(project: Project, tree: ConversationTree | int, user: Abs
     Raises Http404 when the tree is no item of the project, NotAssigned when it
     is but the user holds no assignment for it.
     """
-    return _locked_work(project, tree, user, with_answers=False)[0]
+    return _work(project, tree, user, lock=True, with_answers=False)[0]
 
 
-def _locked_work(
-    project: Project, tree: ConversationTree | int, user: AbstractBaseUser, *, with_answers: bool
+def _work(
+    project: Project, tree: ConversationTree | int, user: AbstractBaseUser, *, lock: bool, with_answers: bool
 ) -> tuple[Assignment, list[Annotation]]:
-    """``_locked_assignment``, with the user's answers to the item ``with_answers``: a row per
-    answer, joined in the same statement (the loop's writes run it on every save)."""
+    """The user's assignment for the item with its tree, locked if ``lock``, and their answers to
+    it ``with_answers`` (a row per answer, joined in the same statement): one statement, written
+    out (``trees.sql``) as the loop reads or writes an item on every request."""
     tree_id = tree if isinstance(tree, int) else tree.pk
     assignment_columns, tree_columns = sql.columns(Assignment, "mine"), sql.columns(ConversationTree, "tree")
     answer_columns = sql.columns(Annotation, "answer")
@@ -124,7 +127,8 @@ def _locked_work(
     rows = sql.fetch_all(
         f"SELECT {assignment_columns.sql}, {tree_columns.sql}{answers_join}"
         f"JOIN {sql.table(ConversationTree)} tree ON tree.id = mine.tree_id "
-        "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s" + sql.lock(of="mine"),
+        "WHERE mine.project_id = %s AND mine.tree_id = %s AND mine.user_id = %s"
+        + (sql.lock(of="mine") if lock else ""),
         [project.pk, tree_id, user.pk],
     )
     if not rows:
@@ -170,7 +174,7 @@ def _write(
     # Time on task is a measurement from the browser: never negative, never absurd (a day).
     time_spent_ms = min(max(int(time_spent_ms or 0), 0), 86_400_000)
     config = project_config(project)
-    assignment, answers_before = _locked_work(project, tree, user, with_answers=True)
+    assignment, answers_before = _work(project, tree, user, lock=True, with_answers=True)
     tree = assignment.tree
     if assignment.version != version:
         raise StaleVersion(assignment.version)
@@ -354,6 +358,7 @@ __all__ = [
     "StaleVersion",
     "draft_save",
     "item_answers",
+    "item_assignment",
     "item_skip",
     "item_submit",
 ]

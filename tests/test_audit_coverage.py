@@ -122,6 +122,7 @@ NOT_LOGGED = {
     "annotation.projects.project_config": "a read",
     "annotation.assignment.tree_shape": "a read",
     "annotation.submissions.item_answers": "a read",
+    "annotation.submissions.item_assignment": "a read",
     "annotation.imports.names": "formats names",
     "annotation.imports.records_feed": "reads records for an import, which logs itself",
     "annotation.imports.tree_shapes_by_id": "reads",
