@@ -26,7 +26,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Project, ProjectItem
@@ -84,10 +83,10 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     Assignment.objects.filter(pk__in=[pk for pk, _, _ in expired]).update(status=EXPIRED, updated_at=now)
     # Gold checks and training never held a place in their item's overlap (annotation.gold).
     counted = Counter(tree_id for _, tree_id, kind in expired if kind == Assignment.Kind.WORK)
+    overlap = project_config(project).assignment.annotations_per_item
     for tree_id, count in counted.items():
-        ProjectItem.objects.filter(project=project, tree_id=tree_id).update(
-            active_count=F("active_count") - count
-        )
+        items = ProjectItem.objects.filter(project=project, tree_id=tree_id)
+        items.places_change(overlap=overlap, active=-count)
     return len(expired)
 
 
@@ -166,11 +165,13 @@ def _item_next(
     own = [
         assignment_columns.load(row)
         for row in sql.fetch_all(
+            # The statuses written out: the plan PostgreSQL keeps for the prepared statement
+            # can then use the index of exactly these (models.Assignment, assignment_held).
             f"SELECT {assignment_columns.sql} FROM {sql.table(Assignment)} mine "
-            "WHERE mine.project_id = %s AND mine.user_id = %s AND mine.status IN (%s, %s) "
+            f"WHERE mine.project_id = %s AND mine.user_id = %s AND mine.status IN ('{LEASED}', '{EXPIRED}') "
             "ORDER BY CASE WHEN mine.status = %s THEN 0 ELSE 1 END, "
             "CASE WHEN mine.review_status = %s THEN 0 ELSE 1 END, mine.leased_at" + sql.lock(),
-            [project.pk, user.pk, LEASED, EXPIRED, LEASED, Assignment.ReviewStatus.REJECTED],
+            [project.pk, user.pk, LEASED, Assignment.ReviewStatus.REJECTED],
         )
     ]
     if own and own[0].status == LEASED:
@@ -211,7 +212,8 @@ def _item_next(
         )
         if item is not None or not counted:
             if item is not None:
-                _take(item)
+                items = ProjectItem.objects.filter(pk=item.pk)
+                items.places_change(overlap=config.annotations_per_item, active=1)
             assignment.status, assignment.leased_at = LEASED, now
             assignment.lease_expires_at, assignment.updated_at = now + lease, now
             assignment.save(update_fields=["status", "leased_at", "lease_expires_at", "updated_at"])
@@ -276,19 +278,18 @@ def _take_open_item(project: Project, user: AbstractBaseUser, overlap: int, orde
     transaction already holds the write lock.
     """
     items, assignments = sql.table(ProjectItem), sql.table(Assignment)
+    # The conditions of the orders' partial indexes (models.OPEN), then the overlap itself,
+    # which is_full follows (``ProjectItemQuerySet.places_change`` in SQL).
     row = sql.fetch_one(
-        f"UPDATE {items} SET active_count = active_count + 1 WHERE id = ("
-        f"SELECT item.id FROM {items} item WHERE item.project_id = %s AND item.active_count < %s "
-        f"AND NOT item.is_gold AND NOT EXISTS (SELECT 1 FROM {assignments} mine "
-        "WHERE mine.project_id = %s AND mine.user_id = %s AND mine.tree_id = item.tree_id) "
+        f"UPDATE {items} SET active_count = active_count + 1, is_full = active_count + 1 >= %s WHERE id = ("
+        f"SELECT item.id FROM {items} item WHERE item.project_id = %s AND NOT item.is_gold "
+        "AND NOT item.is_full AND item.active_count < %s "
+        f"AND NOT EXISTS (SELECT 1 FROM {assignments} mine "
+        f"WHERE mine.project_id = %s AND mine.user_id = %s AND mine.tree_id = item.tree_id{sql.per_row()}) "
         f"ORDER BY {ORDER_BY[order]} LIMIT 1{sql.lock(skip_locked=True)}) RETURNING tree_id",
-        [project.pk, overlap, project.pk, user.pk],
+        [overlap, project.pk, overlap, project.pk, user.pk],
     )
     return row[0] if row else None
-
-
-def _take(item: ProjectItem) -> None:
-    ProjectItem.objects.filter(pk=item.pk).update(active_count=F("active_count") + 1)
 
 
 def _start_drafts(project: Project, assignment: Assignment, now: datetime) -> bool:

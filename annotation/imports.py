@@ -30,7 +30,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.assignment import LEASED, SKIPPED, SUBMITTED
@@ -481,10 +480,10 @@ class _Importer:
             change = (active[tree_id], submitted[tree_id])
             if change != (0, 0):
                 groups.setdefault(change, []).append(tree_id)
+        overlap = project_config(self.project).assignment.annotations_per_item
         for (active_change, submitted_change), tree_ids in groups.items():
-            ProjectItem.objects.filter(project=self.project, tree_id__in=tree_ids).update(
-                active_count=F("active_count") + active_change,
-                submitted_count=F("submitted_count") + submitted_change,
+            ProjectItem.objects.filter(project=self.project, tree_id__in=tree_ids).places_change(
+                overlap=overlap, active=active_change, submitted=submitted_change
             )
         project_counts_forget(self.project.pk)
 

@@ -9,8 +9,11 @@ whatever the project's size.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.db.models import ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from trees.models import ConversationTree, Dataset
@@ -62,14 +65,47 @@ class Membership(models.Model):
         return f"{self.user} ({self.role} of {self.project})"
 
 
+# Items the overlap still has room in: what the hand-out picks from.
+OPEN = Q(is_gold=False, is_full=False)
+
+
+class ProjectItemQuerySet(models.QuerySet["ProjectItem"]):
+    def places_change(self, *, overlap: int, active: int = 0, submitted: int = 0) -> int:
+        """Add ``active`` to these items' taken places (and ``submitted`` to their submissions),
+        keeping ``is_full`` in step with the project's ``overlap`` in the same UPDATE."""
+        # SET reads the row as it was: full when the old count plus the change reaches the
+        # overlap, always when the change alone does (Django refuses a condition always true).
+        full = overlap - active
+        changes: dict[str, Any] = {
+            "active_count": F("active_count") + active,
+            "is_full": ExpressionWrapper(Q(active_count__gte=full), output_field=models.BooleanField())
+            if full > 0
+            else True,
+        }
+        if submitted:
+            changes["submitted_count"] = F("submitted_count") + submitted
+        return self.update(**changes)
+
+    def fullness_sync(self, overlap: int) -> int:
+        """Mark these items full or open anew for a changed ``overlap``; returns how many changed."""
+        return self.filter(is_full=False, active_count__gte=overlap).update(is_full=True) + self.filter(
+            is_full=True, active_count__lt=overlap
+        ).update(is_full=False)
+
+
 class ProjectItem(models.Model):
     """A tree as a unit of work in one project, with the counts hand-out needs."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # Not indexed alone: the (project, tree) constraint's index serves lookups by project.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="project_items")
     # Leases that have not expired plus submissions: what the overlap limits.
     active_count = models.PositiveIntegerField(default=0)
     submitted_count = models.PositiveIntegerField(default=0)
+    # active_count has reached the project's overlap. Kept with it (``places_change``) so that
+    # the hand-out's indexes hold open items only: without it, each hand-out walked past every
+    # full item ahead of the first open one, a walk that grew as the project filled up.
+    is_full = models.BooleanField(default=False)
     # A fixed random number per item: "random" order without ORDER BY random().
     shuffle_key = models.FloatField(default=0.0)
     # Gold items have known answers: they are mixed into annotators' queues (and
@@ -80,20 +116,23 @@ class ProjectItem(models.Model):
     # Shown to the annotator after they answer the item in training: why the answer is right.
     gold_explanation = models.TextField(blank=True)
 
+    objects = ProjectItemQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "tree"], name="project_item_unique"),
         ]
+        # One per hand-out order (annotation.assignment.ORDER_BY), each over the open items
+        # the overlap counts: the hand-out walks it in order and stops at the first item the
+        # annotator never had (LIMIT 1) instead of sorting every open item.
         indexes = [
-            models.Index(fields=["project", "active_count", "tree"], name="item_sequential"),
-            # Random order walks this in key order and stops at the first open item (LIMIT 1),
-            # instead of sorting every open item on each hand-out.
+            models.Index(fields=["project", "tree"], condition=OPEN, name="item_sequential"),
+            models.Index(fields=["project", "shuffle_key", "tree"], condition=OPEN, name="item_random"),
             models.Index(
-                fields=["project", "shuffle_key", "tree"],
-                condition=models.Q(is_gold=False),
-                name="item_random",
+                fields=["project", "submitted_count", "active_count", "tree"],
+                condition=OPEN,
+                name="item_fewest",
             ),
-            models.Index(fields=["project", "submitted_count", "active_count", "tree"], name="item_fewest"),
             # Gold checks and training pick among a project's gold items only (annotation.gold).
             models.Index(fields=["project", "tree"], condition=models.Q(is_gold=True), name="item_gold"),
         ]
@@ -111,7 +150,8 @@ class Assignment(models.Model):
         SKIPPED = "skipped"
         EXPIRED = "expired"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    # Not indexed alone: the indexes below all lead with the project.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="assignments")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
@@ -145,10 +185,20 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "tree", "user"], name="assignment_unique"),
+            # User before tree: also the index of a user's work in a project (progress, quota),
+            # and the hand-out's probe "did this user have this item?" is one exact lookup.
+            models.UniqueConstraint(fields=["project", "user", "tree"], name="assignment_unique"),
         ]
         indexes = [
-            models.Index(fields=["project", "user", "status"], name="assignment_by_user"),
+            # What a user holds or lost to an expired lease, looked for on every hand-out. Only
+            # those are in it, so the probe above has one index to use whatever the table's
+            # statistics say (a full (project, user, status) index tied with it when they were
+            # stale, and the probe read the user's whole history).
+            models.Index(
+                fields=["project", "user"],
+                condition=models.Q(status__in=["leased", "expired"]),
+                name="assignment_held",
+            ),
             models.Index(fields=["project", "status", "lease_expires_at"], name="assignment_expiry"),
             # The review queue: a project's submitted work by review status, in item order.
             models.Index(
@@ -173,7 +223,8 @@ class Annotation(models.Model):
         IMPORT = "import"
         MODEL = "model"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    # Not indexed alone: the indexes below all lead with the project.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations", db_index=False)
     tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="annotations")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
     scheme = models.CharField(max_length=100)
@@ -256,7 +307,8 @@ class RateWindow(models.Model):
 
     One row per (scope, caller), counted up by a single atomic upsert per
     request (``annotation.api.throttling``): the count is shared by every
-    worker and host, as a limit has to be.
+    worker and host, as a limit has to be. UNLOGGED on PostgreSQL (migration
+    0006): no request waits for a WAL flush to count itself.
     """
 
     key = models.CharField(max_length=200, unique=True)

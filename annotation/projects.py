@@ -80,6 +80,10 @@ def project_config_update(*, project: Project, config_yaml: str) -> Project:
     project.config_yaml = config_yaml
     project.config = config.as_json()
     project.save(update_fields=["config_yaml", "config", "updated_at"])
+    overlap = config.assignment.annotations_per_item
+    if overlap != before.get("assignment", {}).get("annotations_per_item"):
+        ProjectItem.objects.filter(project=project).fullness_sync(overlap)
+        project_counts_forget(project.pk)
     # A scheme that now imports a corpus's spans gets them.
     imported_spans_sync(project=project, config=config)
     changes = _config_changes(before, project.config)

@@ -99,6 +99,15 @@ def lock(*, skip_locked: bool = False, of: str | None = None) -> str:
     return clause
 
 
+def per_row() -> str:
+    """Ends a correlated ``EXISTS`` subquery so that PostgreSQL runs it for each row it
+    filters (an index probe) rather than turning it into a join planned from the table's
+    statistics: on a table that grew since it was last analysed, such a join read an
+    annotator's whole history on every hand-out. A subquery with an OFFSET is not pulled
+    up; SQLite runs these per row anyway (and takes OFFSET only after a LIMIT)."""
+    return " OFFSET 0" if connection.vendor == "postgresql" else ""
+
+
 def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

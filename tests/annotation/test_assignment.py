@@ -14,7 +14,7 @@ from django.db.models import Count, Q
 
 from annotation.assignment import NoItemAvailable, item_next, leases_reclaim
 from annotation.models import Annotation, Assignment, Project, ProjectItem
-from annotation.projects import project_items_sync
+from annotation.projects import project_config, project_config_update, project_items_sync
 from annotation.submissions import item_skip, item_submit
 from tests.factories import (
     ConversationTreeFactory,
@@ -82,7 +82,8 @@ def nothing_for(project: Project, user, now: datetime = T0) -> NoItemAvailable:
 
 
 def assert_counts_match_assignments(project: Project) -> None:
-    """The counters hand-out relies on equal a recount of the assignment rows."""
+    """The counters hand-out relies on equal a recount of the assignment rows, and an item is
+    marked full exactly when its taken places reach the overlap."""
     recount = {
         row["tree_id"]: (row["active"], row["submitted"])
         for row in Assignment.objects.filter(project=project)
@@ -92,8 +93,10 @@ def assert_counts_match_assignments(project: Project) -> None:
             submitted=Count("pk", filter=Q(status=SUBMITTED)),
         )
     }
+    overlap = project_config(project).assignment.annotations_per_item
     for item in ProjectItem.objects.filter(project=project):
         assert (item.active_count, item.submitted_count) == recount.get(item.tree_id, (0, 0)), item
+        assert item.is_full == (item.active_count >= overlap), item
 
 
 # -- overlap, never twice, quota --------------------------------------------------------
@@ -184,6 +187,21 @@ def test_asking_again_before_answering_gives_back_the_same_item_with_a_fresh_lea
     assert again.pk == first.pk
     assert again.lease_expires_at == T0 + timedelta(minutes=90)
     assert Assignment.objects.filter(user=alice).count() == 1
+
+
+def test_raising_the_overlap_opens_full_items_again_and_lowering_it_closes_them(alice, bob, carol):
+    project = project_of(2, annotations_per_item=1)
+    first, second = trees_in(project)
+    take_and_submit(project, alice)
+    assert ProjectItem.objects.get(tree_id=first).is_full
+
+    project_config_update(project=project, config_yaml=LIKERT + "assignment: {annotations_per_item: 2}\n")
+
+    assert_counts_match_assignments(project)
+    assert next_tree(project, bob) == first
+    project_config_update(project=project, config_yaml=LIKERT + "assignment: {annotations_per_item: 1}\n")
+    assert_counts_match_assignments(project)
+    assert next_tree(project, carol) == second
 
 
 def test_a_lease_holds_its_place_until_it_expires(alice, bob):

@@ -129,6 +129,8 @@ def test_concurrent_hand_outs_never_exceed_the_overlap_nor_repeat_an_item():
         for item in ProjectItem.objects.filter(project=project)
     }
     assert counters == {tree_id: recount.get(tree_id, (0, 0)) for tree_id in counters}
+    marked = dict(ProjectItem.objects.filter(project=project).values_list("tree_id", "is_full"))
+    assert marked == {tree_id: active >= OVERLAP for tree_id, (active, _) in counters.items()}
 
     assert sum(outcomes.values()) == THREADS * REQUESTS
     assert outcomes["submit"] > 0 and outcomes["done"] + outcomes["quota"] > 0

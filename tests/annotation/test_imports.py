@@ -244,6 +244,7 @@ def test_each_record_gets_an_assignment_matching_its_status_and_the_items_count_
     assert project.assignments.get(user__username="carol").lease_expires_at is None
     item = ProjectItem.objects.get(project=project)
     assert (item.active_count, item.submitted_count) == (2, 1)  # carol's submission and dave's lease
+    assert item.is_full  # the overlap is one: nobody else is handed it
 
 
 def test_hand_out_respects_imported_work(project):
