@@ -20,7 +20,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED, tree_shape
-from annotation.counts import project_counts_forget
+from annotation.counts import project_counts_submitted
 from annotation.gold import item_gold_score
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.problems import Problems, ProblemsError
@@ -151,7 +151,7 @@ def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None
     overlap = project_config(project).assignment.annotations_per_item
     updated = ProjectItem.objects.filter(
         project=project, tree_id=assignment.tree_id, active_count__lt=overlap
-    ).update(active_count=F("active_count") + 1)
+    ).places_change(overlap=overlap, active=1)
     if not updated:
         raise NotAssigned(
             "your time on this item ran out and others have taken it; ask for the next item", "lease_expired"
@@ -308,12 +308,13 @@ def _write(
         ],
     )
     if newly_submitted and assignment.kind == Assignment.Kind.WORK:
-        sql.execute(
+        row = sql.fetch_one(
             f"UPDATE {sql.table(ProjectItem)} SET submitted_count = submitted_count + 1 "
-            "WHERE project_id = %s AND tree_id = %s",
+            "WHERE project_id = %s AND tree_id = %s RETURNING submitted_count, is_gold",
             [project.pk, tree.pk],
         )
-        project_counts_forget(project.pk)
+        if row is not None and not row[1]:
+            project_counts_submitted(project.pk, row[0])
     action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
     details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
     audit_record(action, target=tree, scope=project.name, details=details, actor=user)
@@ -337,7 +338,8 @@ def item_skip(
     if assignment.kind == Assignment.Kind.TRAINING:
         raise NotAssigned("training items cannot be skipped: answer it to go on", "training")
     if assignment.status == LEASED and assignment.kind == Assignment.Kind.WORK:
-        ProjectItem.objects.filter(project=project, tree=tree).update(active_count=F("active_count") - 1)
+        overlap = project_config(project).assignment.annotations_per_item
+        ProjectItem.objects.filter(project=project, tree=tree).places_change(overlap=overlap, active=-1)
     assignment.status = SKIPPED
     assignment.version += 1
     assignment.updated_at = now

@@ -1,5 +1,5 @@
-"""The project-wide counts progress shows are kept per process for a moment, and forgotten at
-once when this process changes them."""
+"""The project-wide counts progress shows are kept per process for a moment: this process's
+own submissions count themselves in, its other changes have them counted afresh."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 
 from annotation import counts
+from annotation.assignment import item_next
 from annotation.counts import project_counts_forget, project_item_counts
 from annotation.models import ProjectItem
-from tests.factories import DatasetFactory, PotatoTreeFactory, ProjectFactory
+from annotation.submissions import item_submit
+from tests.factories import DatasetFactory, PersonaFactory, PotatoTreeFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -48,3 +50,29 @@ def test_counts_are_kept_per_overlap_and_not_at_all_when_turned_off(settings, dj
     project_item_counts(project, 1)
     with django_assert_num_queries(1):
         project_item_counts(project, 1)
+
+
+def test_this_process_s_submissions_count_themselves_into_the_kept_counts(keeping, django_assert_num_queries):
+    dataset = DatasetFactory()
+    for _ in range(2):
+        PotatoTreeFactory(dataset=dataset)
+    project = ProjectFactory(
+        dataset=dataset,
+        config_yaml="annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\n"
+        "assignment: {annotations_per_item: 2}\n",
+    )
+    alice, bob = PersonaFactory(username="alice"), PersonaFactory(username="bob")
+    assert project_item_counts(project, 2).complete == 0
+
+    def take_and_submit(user: Any) -> None:
+        assignment = item_next(project=project, user=user)
+        item_submit(
+            project=project, tree=assignment.tree, user=user, answers={"quality": {"rating": 3}}, version=1
+        )
+
+    take_and_submit(alice)
+    with django_assert_num_queries(0):
+        assert project_item_counts(project, 2).complete == 0  # one of two submissions
+    take_and_submit(bob)
+    with django_assert_num_queries(0):
+        assert project_item_counts(project, 2) == counts.ItemCounts(items=2, complete=1, handed=2)
