@@ -226,7 +226,10 @@ class Annotation(models.Model):
     # Not indexed alone: the indexes below all lead with the project.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations", db_index=False)
     tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="annotations")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
+    # Not indexed alone: annotation_by_user leads with the user.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations", db_index=False
+    )
     scheme = models.CharField(max_length=100)
     payload = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
@@ -242,7 +245,11 @@ class Annotation(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "status", "updated_at"], name="annotation_by_status"),
-            models.Index(fields=["project", "user", "updated_at"], name="annotation_by_user"),
+            # The user first, not the project: an index on (project, user) would look as good to
+            # PostgreSQL as the unique one for "this user's answers to this item" while the
+            # table's statistics are missing or stale (all estimates clamp at one row), and it
+            # read the user's every answer in the project instead (the submission's lookup).
+            models.Index(fields=["user", "updated_at"], name="annotation_by_user"),
         ]
 
     def __str__(self) -> str:
