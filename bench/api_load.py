@@ -103,13 +103,21 @@ def prepare(database_url: str, trees: int, annotators: int, out: Path) -> None:
         user = users.objects.create_user(f"annotator{number:02d}", password=None)
         membership_add(project=project, user=user, role="annotator")
         tokens.append(token_create(user=user, name="load").secret)
-    # Fresh statistics, as autovacuum has them within a minute of a bulk import: without them
-    # PostgreSQL plans the hand-out's anti-join for a near-empty table.
+    # Statistics as autovacuum leaves them within a minute of the import: it analyses a table
+    # once 50 rows (and a tenth) changed, so the trees, messages and items the import wrote,
+    # and none of the tables that are still empty or nearly (assignments, answers, members,
+    # tokens). Analysing those too would record them as empty: every estimate on them then
+    # clamps at one row, and PostgreSQL may read an annotator's whole history through an
+    # index on the user where the unique one finds the row (as no real install has it).
     from django.db import connection
+
+    from annotation.models import ProjectItem
+    from trees.models import ConversationTree, Message
 
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+            for model in (ConversationTree, Message, ProjectItem):
+                cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
     out.write_text(json.dumps(tokens))
 
 
@@ -217,6 +225,30 @@ def wait_until_up(port: int, process: subprocess.Popen, seconds: float = 60) -> 
     raise RuntimeError("gunicorn did not start")
 
 
+def cpu_seconds(server_pid: int) -> dict[str, float]:
+    """CPU time so far (user + system, from /proc) of gunicorn (its master and workers) and of
+    the PostgreSQL server's processes on this host, when it runs here: with the client's own,
+    where the two shared cores went. Empty where /proc is not there."""
+    totals = {"gunicorn": 0.0, "postgres": 0.0}
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return {}
+    for entry in entries:
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if int(entry) == server_pid or int(fields[1]) == server_pid:  # the master, or a worker
+            totals["gunicorn"] += used
+        elif name.startswith("postgres"):
+            totals["postgres"] += used
+    return totals
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -276,6 +308,7 @@ def run(kind: str, args: argparse.Namespace) -> bool:
         wait_until_up(port, server)
         deadline = time.perf_counter() + args.seconds
         annotators = [Annotator(port, token, deadline) for token in tokens]
+        cpu_before = cpu_seconds(server.pid)
         began, client_cpu = time.perf_counter(), time.process_time()
         for annotator in annotators:
             annotator.start()
@@ -283,6 +316,7 @@ def run(kind: str, args: argparse.Namespace) -> bool:
             annotator.join()
         elapsed = time.perf_counter() - began
         client_cpu = time.process_time() - client_cpu
+        cpu_after = cpu_seconds(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -307,9 +341,13 @@ def run(kind: str, args: argparse.Namespace) -> bool:
         f"  latency per request over {len(latencies):,}: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
         f"(budget ≤ {BUDGET_P95_MS}), p99 {p99:.1f} ms, mean {statistics.fmean(latencies) * 1000:.1f} ms"
     )
+    used = {group: cpu_after[group] - cpu_before[group] for group in cpu_before}
+    used = {group: seconds for group, seconds in used.items() if seconds > 0}  # no postgres on SQLite
+    used["client"] = client_cpu
+    per_cycle = ", ".join(f"{group} {seconds / max(cycles, 1) * 1000:.2f}" for group, seconds in used.items())
     print(
-        f"  CPU of the load's own client threads: {client_cpu:.1f}s of {elapsed:.1f}s "
-        f"({os.cpu_count()} cores shared by client, gunicorn and the database)"
+        f"  CPU per cycle, ms: {per_cycle} ({os.cpu_count()} cores shared by all three; "
+        "postgres counts every database of the server on this host)"
     )
     print(f"  errors: {sum(errors.values())}")
     for message, count in errors.most_common(5):
