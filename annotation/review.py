@@ -61,7 +61,6 @@ def review_decide(
     Raises ReviewRefused, or StaleVersion when the work changed since
     ``version``.
     """
-    now = now or timezone.now()
     comment = (comment or "").strip()
     if decision not in Review.Decision.values:
         raise ReviewRefused(f'the decision must be "{ACCEPTED}" or "{REJECTED}", not "{decision}"', "invalid")
@@ -75,6 +74,9 @@ def review_decide(
         raise ReviewRefused("only the project's reviewers and managers review its work", "forbidden")
     with transaction.atomic():
         current = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        # Timed once the lock is held: of two reviewers deciding at once, the later decision
+        # is the one with the later time (the item's latest review, as pages show it).
+        now = now or timezone.now()
         _check_reviewable(current, reviewer, version)
         if current.review_status == decision:
             latest = current.reviews.first()
