@@ -132,7 +132,8 @@ def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None
     next-item response a read)."""
     for attempt in range(3):
         try:
-            with transaction.atomic():
+            # A new lease and its log entry are one statement (``sql.together``).
+            with transaction.atomic(), sql.together():
                 moment = now or timezone.now()
                 assignment, answers = _item_next(project, user, moment)
                 tree_columns = sql.columns(ConversationTree, "tree")
@@ -143,7 +144,7 @@ def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None
                 assignment.tree = tree_columns.load(row)
                 if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
                     audit_record("assignment.lease", target=assignment.tree, scope=project.name, actor=user)
-                return Lease(assignment, answers)
+            return Lease(assignment, answers)
         except IntegrityError:
             # The same user asked twice at once and both picked one item: ask again.
             if attempt == 2:
@@ -225,15 +226,19 @@ def _item_next(
     pick = gold_pick(project=project, user=user)
     if pick is not None:
         kind, tree_id = pick
-        assignment = Assignment.objects.create(
-            project=project,
-            tree_id=tree_id,
-            user=user,
-            kind=kind,
-            status=LEASED,
-            leased_at=now,
-            lease_expires_at=now + lease,
-            updated_at=now,
+        (assignment,) = sql.insert(
+            [
+                Assignment(
+                    project=project,
+                    tree_id=tree_id,
+                    user=user,
+                    kind=kind,
+                    status=LEASED,
+                    leased_at=now,
+                    lease_expires_at=now + lease,
+                    updated_at=now,
+                )
+            ]
         )
         _start_drafts(project, assignment, now)
         return assignment, None

@@ -160,6 +160,7 @@ def _reactivate(project: Project, assignment: Assignment, now: datetime) -> None
 
 
 @transaction.atomic
+@sql.together()  # its closing writes (answers, assignment, item, log entry) are one statement
 def _write(
     project: Project,
     tree: ConversationTree | int,
@@ -308,13 +309,18 @@ def _write(
         ],
     )
     if newly_submitted and assignment.kind == Assignment.Kind.WORK:
-        row = sql.fetch_one(
+
+        def counted(rows: list[tuple[Any, ...]]) -> None:
+            for submitted_count, is_gold in rows:
+                if not is_gold:
+                    project_counts_submitted(project.pk, submitted_count)
+
+        sql.write(
             f"UPDATE {sql.table(ProjectItem)} SET submitted_count = submitted_count + 1 "
             "WHERE project_id = %s AND tree_id = %s RETURNING submitted_count, is_gold",
             [project.pk, tree.pk],
+            counted,
         )
-        if row is not None and not row[1]:
-            project_counts_submitted(project.pk, row[0])
     action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
     details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
     audit_record(action, target=tree, scope=project.name, details=details, actor=user)

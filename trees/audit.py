@@ -244,10 +244,9 @@ def audit_record(
         details=dict(details or {}),
         **_target(target, target_repr),
     )
-    if isinstance(entry.target_repr, models.Expression):
-        entry.save()  # the target's name is read by the INSERT itself (Target.row)
-    else:
-        sql.insert([entry])  # the annotator's loop writes one per request: no query building
+    # The annotator's loop writes one per request: no query building. A target named by
+    # ``Target.row`` is read by the INSERT itself.
+    sql.insert([entry])
     return entry
 
 

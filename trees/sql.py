@@ -10,17 +10,24 @@ Values cross through the fields, both ways: parameters through
 ``get_db_prep_value`` (JSON, datetimes on SQLite), rows through the backend's
 and the field's converters, as the ORM's compiler applies them. So a model
 loaded here equals the one the ORM would give, on SQLite and PostgreSQL alike.
+
+Each statement costs a round trip and its share of work in both processes, whatever it
+does: ``together()`` sends a transaction's closing writes as one statement (see there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
+from django.db.models.expressions import RawSQL
 
 M = TypeVar("M", bound=Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -120,18 +127,97 @@ def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def execute(sql: str, params: Sequence[Any]) -> int:
-    """Run a statement; returns the rows it changed."""
+@dataclass
+class Written:
+    """A write's ``RETURNING`` rows: there once it ran (in ``together()``, when the block ends)."""
+
+    sql: str
+    params: Sequence[Any]
+    then: Callable[[list[tuple[Any, ...]]], None] | None = None
+    rows: list[tuple[Any, ...]] | None = None
+
+    def _done(self, rows: list[tuple[Any, ...]]) -> None:
+        self.rows = rows
+        if self.then is not None:
+            self.then(rows)
+
+
+Then = Callable[[list[tuple[Any, ...]]], None]
+_together: ContextVar[list[Written] | None] = ContextVar("sql_together", default=None)
+
+
+@contextlib.contextmanager
+def together() -> Iterator[None]:
+    """The writes of this module inside (``insert``, ``update``, ``write``) run together when
+    the block ends: on PostgreSQL as one statement, each a data-modifying ``WITH`` of it.
+
+    For the closing writes of a transaction, which nothing reads before it ends: they then
+    cost one statement instead of one each. So inside, nothing may read what they write, no
+    two of them may change one row, and their results (``Written.rows``, the keys ``insert``
+    sets) are there after the block. The ORM inside runs at once, before them. When the block
+    raises, they are not run: the transaction is rolled back anyway. On SQLite they run one
+    by one, in order (in process, a statement costs little).
+    """
+    if _together.get() is not None:  # inside another: part of it
+        yield
+        return
+    writes: list[Written] = []
+    token = _together.set(writes)
+    try:
+        yield
+    finally:
+        _together.reset(token)
+    _run(writes)
+
+
+def write(
+    sql: str, params: Sequence[Any], then: Callable[[list[tuple[Any, ...]]], None] | None = None
+) -> Written:
+    """Run an INSERT, UPDATE or DELETE (at once, or in ``together()`` when it ends); ``then``
+    gets its ``RETURNING`` rows."""
+    written = Written(sql, params, then)
+    writes = _together.get()
+    if writes is None:
+        _run([written])
+    else:
+        writes.append(written)
+    return written
+
+
+def _run(writes: list[Written]) -> None:
+    if not writes:
+        return
+    if len(writes) == 1 or connection.vendor != "postgresql":
+        for written in writes:
+            with connection.cursor() as cursor:
+                cursor.execute(written.sql, written.params)
+                written._done(cursor.fetchall() if cursor.description else [])
+        return
+    # Each write a WITH of one statement. What they return comes back as JSON objects (keys,
+    # counts: values JSON keeps as they are), since a WITH's rows are only read by a SELECT.
+    named = [(f"write{index}", written) for index, written in enumerate(writes)]
+    returning = [(name, written) for name, written in named if "RETURNING" in written.sql]
+    reads = [f"(SELECT json_agg({name}) FROM {name})" for name, _ in returning]
+    sql = "WITH " + ", ".join(f"{name} AS ({written.sql})" for name, written in named)
+    sql += " SELECT " + (", ".join(reads) or "1")
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount
+        cursor.execute(sql, [param for written in writes for param in written.params])
+        results = cursor.fetchone()
+    for _, written in named:
+        if "RETURNING" not in written.sql:
+            written._done([])
+    for (_, written), result in zip(returning, results, strict=True):
+        objects = json.loads(result) if isinstance(result, str) else result
+        written._done([tuple(row.values()) for row in objects or []])
 
 
 def insert(instances: Iterable[M]) -> list[M]:
-    """INSERT new instances of one model in one statement and set their primary keys.
+    """INSERT new instances of one model in one statement and set their primary keys (in
+    ``together()``, when it ends).
 
     Each field's value is what ``save()`` would write (``pre_save``, then
-    ``get_db_prep_save``); like ``bulk_create``, no signals are sent.
+    ``get_db_prep_save``), or a ``RawSQL`` the INSERT computes; like ``bulk_create``, no
+    signals are sent.
     """
     instances = list(instances)
     if not instances:
@@ -142,19 +228,28 @@ def insert(instances: Iterable[M]) -> list[M]:
     quote = db.ops.quote_name
     rows, params = [], []
     for instance in instances:
-        rows.append("(" + ", ".join(["%s"] * len(fields)) + ")")
-        params.extend(field.get_db_prep_save(field.pre_save(instance, True), db) for field in fields)
+        slots = []
+        for field in fields:
+            value = field.pre_save(instance, True)
+            if isinstance(value, RawSQL):  # computed by the INSERT itself (a subquery)
+                slots.append(f"({value.sql})")
+                params.extend(value.params)
+            else:
+                slots.append("%s")
+                params.append(field.get_db_prep_save(value, db))
+        rows.append(f"({', '.join(slots)})")
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
         f"VALUES {', '.join(rows)} RETURNING {quote(meta.pk.column)}"
     )
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
-        keys = [row[0] for row in cursor.fetchall()]
-    for instance, key in zip(instances, keys, strict=True):
-        instance.pk = key
-        instance._state.adding = False
-        instance._state.db = DEFAULT_DB_ALIAS
+
+    def keys(rows: list[tuple[Any, ...]]) -> None:
+        for instance, (key,) in zip(instances, rows, strict=True):
+            instance.pk = key
+            instance._state.adding = False
+            instance._state.db = DEFAULT_DB_ALIAS
+
+    write(sql, params, keys)
     return instances
 
 
@@ -165,7 +260,7 @@ def update(instance: Model, fields: Sequence[str]) -> None:
     meta = instance._meta
     quote = db.ops.quote_name
     chosen = [meta.get_field(name) for name in fields]
-    execute(
+    write(
         f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(field.column)} = %s' for field in chosen)} "
         f"WHERE {quote(meta.pk.column)} = %s",
         [field.get_db_prep_save(field.pre_save(instance, False), db) for field in chosen] + [instance.pk],

@@ -28,24 +28,26 @@ from tests.annotation.annotator_items import (
     person,
     project_over,
 )
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
 # Queries each endpoint costs, whatever the tree's size (see the size tests
 # below). Every request starts with three: the session, the user and the throttle's count.
 # + the project with the caller's roles; in a savepoint: expired leases, the leases held or lost to
-# expiry, a free item taken, the assignment, the tree's shape, the shuffled comparison draft, the
-# tree, the audit entry of the lease; then the item as GET gives it, but for the assignment and tree.
-NEXT_ITEM_QUERIES = 18
+# expiry, a free item taken, the tree's shape, the shuffled comparison draft, the tree, then the
+# assignment and the audit entry of the lease; then the item as GET gives it, but for the
+# assignment and tree.
+NEXT_ITEM_QUERIES = 16 + closing_writes(2)
 # + the project with the caller's roles, the assignment with its tree, the answers, the progress
 # (the user's assignments, the project's items), the messages.
 GET_ITEM_QUERIES = 9
 # + the project with the caller's roles; in a savepoint: the locked assignment with its tree and
-# answers, the tree's shape, one insert (the new answer) and one update (the changed one), the
-# assignment, the audit entry.
-DRAFT_QUERIES = 12
+# answers, the tree's shape, then the closing writes: one insert (the new answer) and one update
+# (the changed one), the assignment, the audit entry.
+DRAFT_QUERIES = 8 + closing_writes(4)
 # As a draft, plus the item's submitted count.
-SUBMIT_QUERIES = 13
+SUBMIT_QUERIES = 8 + closing_writes(5)
 
 
 @pytest.fixture

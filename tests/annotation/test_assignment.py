@@ -23,6 +23,7 @@ from tests.factories import (
     PotatoTreeFactory,
     ProjectFactory,
 )
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
@@ -396,8 +397,8 @@ def branching_item(nodes: int) -> dict:
 
 
 # A savepoint around: expired leases, the leases held or lost to expiry, a free item taken, the
-# assignment, the tree's shape and the shuffled comparison draft, the tree, the audit entry.
-HAND_OUT_QUERIES = 10
+# tree's shape and the shuffled comparison draft, the tree, then the assignment and the audit entry.
+HAND_OUT_QUERIES = 8 + closing_writes(2)
 
 
 @pytest.mark.parametrize("nodes", [4, 1000])

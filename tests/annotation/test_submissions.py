@@ -18,6 +18,7 @@ from tests.factories import (
     PotatoTreeFactory,
     ProjectFactory,
 )
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
@@ -443,9 +444,10 @@ annotation_schemes:
     branch_comparison: {enabled: true}
   - {annotation_type: text, name: notes}
 """
-# A savepoint around: the locked assignment with its tree and answers, the tree's shape, the new
-# and changed answers, the assignment, the item's submitted count, the audit entry.
-SUBMIT_QUERIES = 9
+# A savepoint around: the locked assignment with its tree and answers, the tree's shape, then the
+# closing writes: the new and changed answers, the assignment, the item's submitted count, the
+# audit entry.
+SUBMIT_QUERIES = 4 + closing_writes(5)
 
 
 def branching_item(nodes: int) -> dict:
