@@ -6,12 +6,14 @@ annotate where they are annotators, like everyone else.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from annotation.models import Annotation, Membership, Project
+from annotation.recent import Recent
 from trees import sql
 from trees.models import ConversationTree, Dataset
 
@@ -34,12 +36,34 @@ def roles_in(user: User, project: Project) -> frozenset[str]:
     return cache[project.pk]
 
 
+# Projects lately read with a user's roles in them, by (user, name) (``annotation.recent``).
+_recent: Recent[tuple[int, str], tuple[Project, frozenset[str]]] = Recent()
+
+
 def project_with_roles(user: User, name: str) -> Project | None:
-    """The project called ``name`` with ``user``'s roles in it remembered, in one statement
-    written out (``trees.sql``): a row per role, joined to the project. Every project-scoped
-    API call starts with it."""
+    """The project called ``name`` with ``user``'s roles in it remembered: as read a moment
+    ago (``annotation.recent``), or now in one statement written out (``trees.sql``), a row
+    per role joined to the project. Every project-scoped API call starts with it."""
     if not user.is_authenticated:
         return Project.objects.filter(name=name).first()
+    kept = _recent.get((user.pk, name))
+    if kept is None:
+        project, roles = _project_with_roles_read(user, name)
+        if project is None:
+            return None
+        _recent.keep((user.pk, name), (copy.copy(project), roles))
+    else:
+        project, roles = copy.copy(kept[0]), kept[1]
+    user.__dict__.setdefault("_branchpoint_roles", {})[project.pk] = roles
+    return project
+
+
+def projects_forget() -> None:
+    """Forget the projects and roles this process read lately: they changed."""
+    _recent.forget_all()
+
+
+def _project_with_roles_read(user: User, name: str) -> tuple[Project | None, frozenset[str]]:
     project_columns = sql.columns(Project, "project")
     rows = sql.fetch_all(
         f"SELECT {project_columns.sql}, member.role FROM {sql.table(Project)} project "
@@ -48,11 +72,8 @@ def project_with_roles(user: User, name: str) -> Project | None:
         [user.pk, name],
     )
     if not rows:
-        return None
-    project = project_columns.load(rows[0])
-    cache: dict[int, frozenset[str]] = user.__dict__.setdefault("_branchpoint_roles", {})
-    cache[project.pk] = frozenset(row[-1] for row in rows if row[-1] is not None)
-    return project
+        return None, frozenset()
+    return project_columns.load(rows[0]), frozenset(row[-1] for row in rows if row[-1] is not None)
 
 
 def roles_remember(user: User, projects: Iterable[Project]) -> None:

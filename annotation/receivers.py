@@ -1,11 +1,15 @@
-"""Keeping projects in step with their datasets."""
+"""Keeping projects in step with their datasets, and what processes remember of projects,
+members and tokens in step with their rows."""
 
 from typing import Any
 
+from django.conf import settings
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from annotation import permissions, tokens
 from annotation.corpora import imported_spans_sync
-from annotation.models import Project
+from annotation.models import ApiToken, Membership, Project
 from annotation.projects import project_config, project_items_sync
 from trees.models import Dataset
 from trees.signals import trees_imported
@@ -19,3 +23,18 @@ def sync_project_items(sender: type, dataset: Dataset, replaced: list[int] = (),
     for project in Project.objects.filter(dataset=dataset):
         project_items_sync(project)
         imported_spans_sync(project=project, config=project_config(project), refresh=replaced)
+
+
+@receiver([post_save, post_delete], sender=Project)
+@receiver([post_save, post_delete], sender=Membership)
+def forget_projects(sender: type, **kwargs: Any) -> None:
+    """A project or a membership changed: this process reads projects and roles anew at once
+    (the others within ``API_AUTH_CACHE_SECONDS``, annotation.recent)."""
+    permissions.projects_forget()
+
+
+@receiver([post_save, post_delete], sender=ApiToken)
+@receiver([post_save, post_delete], sender=settings.AUTH_USER_MODEL)
+def forget_tokens(sender: type, **kwargs: Any) -> None:
+    """A token or a user changed (revoked, deactivated, deleted): read anew at once here."""
+    tokens.tokens_forget()

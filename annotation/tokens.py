@@ -10,6 +10,7 @@ can be shown exactly once, when it is made.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import secrets
@@ -24,6 +25,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import ApiToken
+from annotation.recent import Recent
 from trees import sql
 from trees.audit import audit_record, audit_record_many
 
@@ -81,12 +83,34 @@ def tokens_revoke(tokens: QuerySet[ApiToken], *, now: datetime | None = None) ->
         return 0
     ApiToken.objects.filter(pk__in=[token.pk for token in live]).update(revoked_at=now or timezone.now())
     audit_record_many("token.revoke", live, scope=lambda token: token.user.get_username())
+    tokens_forget()  # refused at once here; other processes follow (annotation.recent)
     return len(live)
 
 
+def tokens_forget() -> None:
+    """Forget the tokens and users this process read lately: they changed."""
+    _recent.forget_all()
+
+
+# Tokens lately read, with their users, by prefix (``annotation.recent``): a copy of each per request.
+_recent: Recent[str, tuple[ApiToken, AbstractBaseUser]] = Recent()
+
+
 def _token_with_user(prefix: str) -> ApiToken | None:
-    """The token with ``prefix`` and its user, in one statement written out (``trees.sql``):
-    every API request runs it."""
+    """The token with ``prefix`` and its user, as read a moment ago (``annotation.recent``) or
+    now, in one statement written out (``trees.sql``): every API request needs them."""
+    kept = _recent.get(prefix)
+    if kept is not None:
+        token = copy.copy(kept[0])
+        token.user = copy.copy(kept[1])  # each request's own: it remembers roles on it
+        return token
+    token = _token_with_user_read(prefix)
+    if token is not None:
+        _recent.keep(prefix, (copy.copy(token), copy.copy(token.user)))
+    return token
+
+
+def _token_with_user_read(prefix: str) -> ApiToken | None:
     users = get_user_model()
     token_columns, user_columns = sql.columns(ApiToken, "token"), sql.columns(users, "person")
     row = sql.fetch_one(
@@ -129,4 +153,5 @@ def token_authenticate(secret: str, *, now: datetime | None = None) -> ApiToken:
             Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION)
         ).update(last_used_at=now)
         token.last_used_at = now
+        _recent.forget(prefix)  # read again next time, with its new last use
     return token

@@ -182,6 +182,11 @@ REST_FRAMEWORK = {
 # progress it shows with every item (annotation.counts); 0 counts them every time.
 PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 
+# How long each process keeps an API caller's token with its user, and a project with the
+# caller's roles in it (annotation.recent): the time a revoked token, a deactivated user or a
+# removed member may still be served by another process. 0 reads them on every request.
+API_AUTH_CACHE_SECONDS = env_int("API_AUTH_CACHE_SECONDS", 1)
+
 # How often each process looks for a project's expired leases when handing out items
 # (annotation.assignment); 0 looks on every hand-out.
 LEASE_RECLAIM_SECONDS = env_int("LEASE_RECLAIM_SECONDS", 1)

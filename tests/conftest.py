@@ -17,13 +17,15 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture(autouse=True, scope="session")
 def _exact_progress_counts() -> None:
-    """Count progress and look for expired leases afresh on every call: tests change items and
-    leases between calls within a second. ``tests/annotation/test_counts.py`` and
-    ``test_assignment.py`` turn the keeping back on to check it."""
+    """Count progress, look for expired leases and read the caller's token and project afresh
+    on every call: tests change items, leases, tokens and members between calls within a
+    second. ``tests/annotation/test_counts.py``, ``test_assignment.py`` and
+    ``tests/annotation/test_recent.py`` turn the keeping back on to check it."""
     from django.conf import settings
 
     settings.PROGRESS_COUNTS_SECONDS = 0
     settings.LEASE_RECLAIM_SECONDS = 0
+    settings.API_AUTH_CACHE_SECONDS = 0
 
 
 @pytest.fixture(autouse=True, scope="session")

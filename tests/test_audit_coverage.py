@@ -128,6 +128,7 @@ NOT_LOGGED = {
     "annotation.imports.tree_shapes_by_id": "reads",
     "annotation.corpora.spans_from_segments": "pure",
     "annotation.tokens.token_hash": "pure",
+    "annotation.tokens.tokens_forget": "empties this process's memory of read tokens",
     "annotation.exports.get_export": "a lookup",
     "annotation.gold.gold_answers_check": "pure",
     "annotation.gold.needs_shape": "pure",
