@@ -87,13 +87,13 @@ def tokens_revoke(tokens: QuerySet[ApiToken], *, now: datetime | None = None) ->
     return len(live)
 
 
+# Tokens lately read, with their users, by prefix (``annotation.recent``): a copy of each per request.
+_recent: Recent[str, tuple[ApiToken, AbstractBaseUser]] = Recent()
+
+
 def tokens_forget() -> None:
     """Forget the tokens and users this process read lately: they changed."""
     _recent.forget_all()
-
-
-# Tokens lately read, with their users, by prefix (``annotation.recent``): a copy of each per request.
-_recent: Recent[str, tuple[ApiToken, AbstractBaseUser]] = Recent()
 
 
 def _token_with_user(prefix: str) -> ApiToken | None:

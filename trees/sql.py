@@ -127,14 +127,21 @@ def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
+Then = Callable[[list[tuple[Any, ...]]], None]
+
+
 @dataclass
 class Written:
     """A write's ``RETURNING`` rows: there once it ran (in ``together()``, when the block ends)."""
 
     sql: str
     params: Sequence[Any]
-    then: Callable[[list[tuple[Any, ...]]], None] | None = None
+    then: Then | None = None
     rows: list[tuple[Any, ...]] | None = None
+
+    @property
+    def returns(self) -> bool:
+        return " RETURNING " in self.sql
 
     def _done(self, rows: list[tuple[Any, ...]]) -> None:
         self.rows = rows
@@ -142,7 +149,6 @@ class Written:
             self.then(rows)
 
 
-Then = Callable[[list[tuple[Any, ...]]], None]
 _together: ContextVar[list[Written] | None] = ContextVar("sql_together", default=None)
 
 
@@ -170,9 +176,7 @@ def together() -> Iterator[None]:
     _run(writes)
 
 
-def write(
-    sql: str, params: Sequence[Any], then: Callable[[list[tuple[Any, ...]]], None] | None = None
-) -> Written:
+def write(sql: str, params: Sequence[Any], then: Then | None = None) -> Written:
     """Run an INSERT, UPDATE or DELETE (at once, or in ``together()`` when it ends); ``then``
     gets its ``RETURNING`` rows."""
     written = Written(sql, params, then)
@@ -196,7 +200,7 @@ def _run(writes: list[Written]) -> None:
     # Each write a WITH of one statement. What they return comes back as JSON objects (keys,
     # counts: values JSON keeps as they are), since a WITH's rows are only read by a SELECT.
     named = [(f"write{index}", written) for index, written in enumerate(writes)]
-    returning = [(name, written) for name, written in named if "RETURNING" in written.sql]
+    returning = [(name, written) for name, written in named if written.returns]
     reads = [f"(SELECT json_agg({name}) FROM {name})" for name, _ in returning]
     sql = "WITH " + ", ".join(f"{name} AS ({written.sql})" for name, written in named)
     sql += " SELECT " + (", ".join(reads) or "1")
@@ -204,7 +208,7 @@ def _run(writes: list[Written]) -> None:
         cursor.execute(sql, [param for written in writes for param in written.params])
         results = cursor.fetchone()
     for _, written in named:
-        if "RETURNING" not in written.sql:
+        if not written.returns:
             written._done([])
     for (_, written), result in zip(returning, results, strict=True):
         objects = json.loads(result) if isinstance(result, str) else result
