@@ -160,6 +160,43 @@ def _item_next(
     if _reclaim_due(project):
         leases_reclaim(project, now)
 
+    tree_id = None
+    if config.max_items_per_user is None and not project_config(project).quality.enabled:
+        # Most hand-outs: no quota, gold checks or training to reckon with, and an annotator
+        # who holds nothing here, which the taking statement checks itself (one read fewer).
+        tree_id = _take_open_item(
+            project, user, config.annotations_per_item, config.order, unless_holding=True
+        )
+    if tree_id is None:
+        held = _held_or_due(project, user, now, config, lease)
+        if held is not None:
+            return held
+        tree_id = _take_open_item(project, user, config.annotations_per_item, config.order)
+    if tree_id is None:
+        raise NoItemAvailable("done", "no items are waiting for you in this project right now")
+    (assignment,) = sql.insert(
+        [
+            Assignment(
+                project=project,
+                tree_id=tree_id,
+                user=user,
+                status=LEASED,
+                leased_at=now,
+                lease_expires_at=now + lease,
+                updated_at=now,
+            )
+        ]
+    )
+    # The user never had this item, so they have no answers to it but the drafts started now.
+    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
+
+
+def _held_or_due(
+    project: Project, user: AbstractBaseUser, now: datetime, config: Any, lease: timedelta
+) -> tuple[Assignment, dict[str, Any] | None] | None:
+    """What comes before new work: the lease the user holds, the work they lost to an expired
+    lease, a gold check or training item when due (raising NoItemAvailable past their quota).
+    None when it is new work's turn."""
     # The lease they hold, else the work they lost to an expired lease: one read of both, the
     # held lease first (work a reviewer sent back before the rest).
     assignment_columns = sql.columns(Assignment, "mine")
@@ -243,25 +280,7 @@ def _item_next(
         _start_drafts(project, assignment, now)
         return assignment, None
     # -- end of gold checks and training --
-
-    tree_id = _take_open_item(project, user, config.annotations_per_item, config.order)
-    if tree_id is None:
-        raise NoItemAvailable("done", "no items are waiting for you in this project right now")
-    (assignment,) = sql.insert(
-        [
-            Assignment(
-                project=project,
-                tree_id=tree_id,
-                user=user,
-                status=LEASED,
-                leased_at=now,
-                lease_expires_at=now + lease,
-                updated_at=now,
-            )
-        ]
-    )
-    # The user never had this item, so they have no answers to it but the drafts started now.
-    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
+    return None
 
 
 # The order items are handed out in, by ``assignment.order`` (ties broken by tree, so that it
@@ -273,26 +292,44 @@ ORDER_BY = {
 }
 
 
-def _take_open_item(project: Project, user: AbstractBaseUser, overlap: int, order: str) -> int | None:
+def _take_open_item(
+    project: Project, user: AbstractBaseUser, overlap: int, order: str, *, unless_holding: bool = False
+) -> int | None:
     """Take a place in the first item, in ``order``, with room under ``overlap`` that ``user``
-    never had; returns its tree (None when there is none). One statement: the hot path of the
-    hand-out, written as SQL so that it costs one round trip and no query building.
+    never had; returns its tree (None when there is none, or ``unless_holding`` when the user
+    holds a lease or lost one to expiry here). One statement: the hot path of the hand-out,
+    written as SQL so that it costs one round trip and no query building.
 
     On PostgreSQL the candidate is locked with SKIP LOCKED, so concurrent hand-outs each take
     a different item, and the overlap is checked again on the locked row; on SQLite the
     transaction already holds the write lock.
     """
     items, assignments = sql.table(ProjectItem), sql.table(Assignment)
+    # Checked once for the statement; the statuses written out for the index of exactly those
+    # (models.Assignment, assignment_held), as in the read of held leases.
+    holding = (
+        f"AND NOT EXISTS (SELECT 1 FROM {assignments} held WHERE held.project_id = %s "
+        f"AND held.user_id = %s AND held.status IN ('{LEASED}', '{EXPIRED}')) "
+        if unless_holding
+        else ""
+    )
     # The conditions of the orders' partial indexes (models.OPEN), then the overlap itself,
     # which is_full follows (``ProjectItemQuerySet.places_change`` in SQL).
     row = sql.fetch_one(
         f"UPDATE {items} SET active_count = active_count + 1, is_full = active_count + 1 >= %s WHERE id = ("
         f"SELECT item.id FROM {items} item WHERE item.project_id = %s AND NOT item.is_gold "
-        "AND NOT item.is_full AND item.active_count < %s "
+        f"AND NOT item.is_full AND item.active_count < %s {holding}"
         f"AND NOT EXISTS (SELECT 1 FROM {assignments} mine "
         f"WHERE mine.project_id = %s AND mine.user_id = %s AND mine.tree_id = item.tree_id{sql.per_row()}) "
         f"ORDER BY {ORDER_BY[order]} LIMIT 1{sql.lock(skip_locked=True)}) RETURNING tree_id",
-        [overlap, project.pk, overlap, project.pk, user.pk],
+        [
+            overlap,
+            project.pk,
+            overlap,
+            *([project.pk, user.pk] if unless_holding else []),
+            project.pk,
+            user.pk,
+        ],
     )
     return row[0] if row else None
 
