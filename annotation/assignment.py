@@ -155,13 +155,14 @@ def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None
 def _item_next(
     project: Project, user: AbstractBaseUser, now: datetime
 ) -> tuple[Assignment, dict[str, Any] | None]:
-    config = project_config(project).assignment
+    full_config = project_config(project)
+    config = full_config.assignment
     lease = timedelta(minutes=config.lease_minutes)
     if _reclaim_due(project):
         leases_reclaim(project, now)
 
     tree_id = None
-    if config.max_items_per_user is None and not project_config(project).quality.enabled:
+    if config.max_items_per_user is None and not full_config.quality.enabled:
         # Most hand-outs: no quota, gold checks or training to reckon with, and an annotator
         # who holds nothing here, which the taking statement checks itself (one read fewer).
         tree_id = _take_open_item(
@@ -174,12 +175,27 @@ def _item_next(
         tree_id = _take_open_item(project, user, config.annotations_per_item, config.order)
     if tree_id is None:
         raise NoItemAvailable("done", "no items are waiting for you in this project right now")
+    assignment = _lease_new(project, user, tree_id, now, lease)
+    # The user never had this item, so they have no answers to it but the drafts started now.
+    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
+
+
+def _lease_new(
+    project: Project,
+    user: AbstractBaseUser,
+    tree_id: int,
+    now: datetime,
+    lease: timedelta,
+    kind: str = Assignment.Kind.WORK,
+) -> Assignment:
+    """A new lease of ``tree_id`` (its key set at the end of the transaction's ``sql.together``)."""
     (assignment,) = sql.insert(
         [
             Assignment(
                 project=project,
                 tree_id=tree_id,
                 user=user,
+                kind=kind,
                 status=LEASED,
                 leased_at=now,
                 lease_expires_at=now + lease,
@@ -187,8 +203,7 @@ def _item_next(
             )
         ]
     )
-    # The user never had this item, so they have no answers to it but the drafts started now.
-    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
+    return assignment
 
 
 def _held_or_due(
@@ -263,20 +278,7 @@ def _held_or_due(
     pick = gold_pick(project=project, user=user)
     if pick is not None:
         kind, tree_id = pick
-        (assignment,) = sql.insert(
-            [
-                Assignment(
-                    project=project,
-                    tree_id=tree_id,
-                    user=user,
-                    kind=kind,
-                    status=LEASED,
-                    leased_at=now,
-                    lease_expires_at=now + lease,
-                    updated_at=now,
-                )
-            ]
-        )
+        assignment = _lease_new(project, user, tree_id, now, lease, kind)
         _start_drafts(project, assignment, now)
         return assignment, None
     # -- end of gold checks and training --
