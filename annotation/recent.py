@@ -2,7 +2,7 @@
 caller's token with its user, the project with the caller's roles in it.
 
 An annotator's loop sends a request or two a second, each of which would read both anew:
-two statements, and two models built, per request, a sixth of the loop's work. They are
+two statements, and three models built, per request: a seventh of the loop's work. They are
 kept ``settings.API_AUTH_CACHE_SECONDS`` (1 by default; 0 keeps nothing). The process that
 revokes a token or changes a membership or a project forgets at once; the others follow
 within those seconds — the time a revoked token or a removed member may still be served.
