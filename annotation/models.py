@@ -122,7 +122,7 @@ class ProjectItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "tree"], name="project_item_unique"),
         ]
-        # One per hand-out order (annotation.assignment.ORDER_BY), each over the open items
+        # One per hand-out order (annotation.work.assignment.ORDER_BY), each over the open items
         # the overlap counts: the hand-out walks it in order and stops at the first item the
         # annotator never had (LIMIT 1) instead of sorting every open item.
         indexes = [
@@ -133,7 +133,7 @@ class ProjectItem(models.Model):
                 condition=OPEN,
                 name="item_fewest",
             ),
-            # Gold checks and training pick among a project's gold items only (annotation.gold).
+            # Gold checks and training pick among a project's gold items only (annotation.quality.gold).
             models.Index(fields=["project", "tree"], condition=models.Q(is_gold=True), name="item_gold"),
         ]
 
@@ -282,7 +282,7 @@ class ApiToken(models.Model):
     """A secret an integration sends as ``Authorization: Bearer <token>`` to act as ``user``.
 
     Only a SHA-256 hash of the token is stored: the token itself is shown
-    once, when it is made (``annotation.tokens.token_create``). ``prefix`` is
+    once, when it is made (``annotation.api.tokens.token_create``). ``prefix`` is
     the public part of the token (``bp_<prefix>_<secret>``): it finds the row
     and names the token in lists without revealing it.
     """
@@ -292,7 +292,7 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=16, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    # Written at most once a minute per token (see annotation.tokens): not a write per request.
+    # Written at most once a minute per token (see annotation.api.tokens): not a write per request.
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the token does not expire.")
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)

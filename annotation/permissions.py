@@ -211,7 +211,7 @@ def can_import_trees(user: User, dataset: Dataset, *, replace: bool = False) -> 
     )
 
 
-# -- tree collection (annotation.workflow) -------------------------------------------
+# -- tree collection (annotation.collection) -------------------------------------------
 
 
 def can_collect(user: User, project: Project) -> bool:

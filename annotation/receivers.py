@@ -7,10 +7,12 @@ from django.conf import settings
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from annotation import permissions, tokens
-from annotation.corpora import imported_spans_sync
+from annotation import permissions
+from annotation.api import tokens
 from annotation.models import ApiToken, Membership, Project
-from annotation.projects import project_config, project_items_sync
+from annotation.projects.config import project_config
+from annotation.projects.references import imported_spans_sync
+from annotation.projects.services import project_items_sync
 from trees.models import Dataset
 from trees.signals import trees_imported
 

@@ -1,21 +1,28 @@
-"""The annotator's and the reviewer's pages."""
+"""The annotator's and the reviewer's pages, each group's views under one prefix."""
 
 from django.urls import path
 
-from annotation import converters, review_views, views
+from annotation import converters
+from annotation.exports import views as exports
+from annotation.projects import views as projects
+from annotation.quality import views as quality
+from annotation.review import views as review
+from annotation.work import views as work
 
 app_name = "annotation"
 
+ITEM = f"projects/<slug:name>/items/<{converters.DBID}:tree_id>/"
+
 urlpatterns = [
-    path("projects/", views.project_list, name="projects"),
-    path("projects/<slug:name>/", views.project_detail, name="project"),
-    path(f"projects/<slug:name>/items/<{converters.DBID}:tree_id>/", views.item_annotate, name="item"),
-    path("projects/<slug:name>/review/", review_views.review_list, name="review"),
+    path("projects/", projects.project_list, name="projects"),
+    path("projects/<slug:name>/", work.project_detail, name="project"),
+    path(ITEM, work.item_annotate, name="item"),
+    path("projects/<slug:name>/review/", review.review_list, name="review"),
     path(
         f"projects/<slug:name>/review/<{converters.DBID}:tree_id>/",
-        review_views.review_item_page,
+        review.review_item_page,
         name="review-item",
     ),
-    path("projects/<slug:name>/export/", views.project_export, name="export"),
-    path("projects/<slug:name>/quality/", views.project_quality, name="quality"),
+    path("projects/<slug:name>/export/", exports.project_export, name="export"),
+    path("projects/<slug:name>/quality/", quality.project_quality, name="quality"),
 ]

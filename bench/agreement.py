@@ -201,7 +201,7 @@ def project_build(args: argparse.Namespace) -> tuple[object, object]:
     from django.utils import timezone
 
     from annotation.models import Annotation, Assignment, Membership
-    from annotation.projects import membership_add, project_create
+    from annotation.projects.services import membership_add, project_create
     from trees.services import dataset_get_or_create, tree_import
 
     rng = random.Random(2011)
@@ -280,8 +280,8 @@ def project_child(kind: str, args: argparse.Namespace) -> None:
     from django.db import connection
     from django.test import Client
 
+    from evaluation.agreement.project import agreement_compute, agreement_stamp
     from evaluation.models import AgreementSnapshot
-    from evaluation.project_agreement import agreement_compute, agreement_stamp
 
     started = time.perf_counter()
     project, manager = project_build(args)

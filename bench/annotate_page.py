@@ -72,7 +72,7 @@ def bushy_item(item_id: str, size: int) -> dict[str, Any]:
 
 
 def build(size: int, items: int, annotator: Any) -> Any:
-    from annotation.projects import membership_add, project_create
+    from annotation.projects.services import membership_add, project_create
     from trees.services import dataset_get_or_create, tree_import
 
     dataset = dataset_get_or_create(f"bench-{size}")
@@ -101,8 +101,8 @@ def measure(size: int, runs: int, annotator: Any) -> dict[str, tuple[int, list[f
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.assignment import item_next
-    from annotation.submissions import item_submit
+    from annotation.work.assignment import item_next
+    from annotation.work.submissions import item_submit
 
     # Items: one to look at and save drafts to, one per run to lease, one per run to submit.
     project = build(size, 1 + 2 * runs, annotator)

@@ -72,8 +72,8 @@ def prepare(database_url: str, trees: int, annotators: int, out: Path) -> None:
     _setup.django_setup(database_url)
     from django.contrib.auth import get_user_model
 
-    from annotation.projects import membership_add, project_create
-    from annotation.tokens import token_create
+    from annotation.api.tokens import token_create
+    from annotation.projects.services import membership_add, project_create
     from trees.services import dataset_get_or_create, tree_import
 
     dataset = dataset_get_or_create("load")

@@ -67,8 +67,8 @@ def check(condition: bool, message: str) -> None:
 
 def check_tree(tree_id: int, config: Any) -> None:
     """The limits on one tree, from its rows."""
-    from annotation.workflow.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANK, REPLY
-    from annotation.workflow.models import CollectedTree, Task
+    from annotation.collection.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANK, REPLY
+    from annotation.collection.models import CollectedTree, Task
     from trees.models import Message
 
     collected = CollectedTree.objects.get(pk=tree_id)
@@ -144,11 +144,12 @@ def simulate(trees_wanted: int, seed: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from annotation.collection.errors import NoTaskAvailable, TaskRefused, TooManyPending
+    from annotation.collection.export import collected_records
+    from annotation.collection.submissions import task_submit
+    from annotation.collection.tasks import task_ack, task_nack, task_next, workflow_config
     from annotation.models import Membership
-    from annotation.projects import membership_add, project_create
-    from annotation.workflow.errors import NoTaskAvailable, TaskRefused, TooManyPending
-    from annotation.workflow.export import collected_records
-    from annotation.workflow.tasks import task_ack, task_nack, task_next, task_submit, workflow_config
+    from annotation.projects.services import membership_add, project_create
     from trees.services import dataset_get_or_create
 
     dataset = dataset_get_or_create("collect-sim")
@@ -247,7 +248,7 @@ def export_roundtrip(project: Any) -> str:
     """Export every tree ready for export, re-import it through the oasst importer, export that again."""
     import io
 
-    from annotation.workflow.export import collected_export
+    from annotation.collection.export import collected_export
     from trees.services import dataset_get_or_create, tree_import, trees_export
 
     exported = "".join(collected_export(project=project))

@@ -109,10 +109,10 @@ def run_child(kind: str, path: Path) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from annotation.corpora import GOLD_USERNAME
     from annotation.exports import annotations_export
     from annotation.models import Annotation
-    from annotation.projects import project_create
+    from annotation.projects.references import GOLD_USERNAME
+    from annotation.projects.services import project_create
     from trees.services import dataset_get_or_create, tree_import, trees_export
 
     expected = json.loads(path.read_text())

@@ -61,7 +61,7 @@ def run_child(kind: str, count: int, runs: int) -> None:
     from django.db import connection
     from django.test import Client
 
-    from annotation.projects import membership_add, project_create
+    from annotation.projects.services import membership_add, project_create
     from evaluation.models import EvaluationResult
     from evaluation.services import project_evaluate, rubric_save
     from trees.services import dataset_get_or_create, tree_import

@@ -2,11 +2,11 @@
 
 from django.urls import include, path, re_path
 
-from annotation.api.views import EndpointNotFoundApi
+from annotation.api.errors import EndpointNotFoundApi
 
 urlpatterns = [
     path("", include("annotation.api.urls")),
-    path("", include("annotation.workflow.api_urls")),
+    path("", include("annotation.collection.api_urls")),
     path("", include("evaluation.api_urls")),
     re_path(r"", EndpointNotFoundApi.as_view()),
 ]

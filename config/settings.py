@@ -40,7 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "trees",
     "annotation",
-    "annotation.workflow",
+    "annotation.collection",
     "evaluation",
 ]
 
@@ -179,7 +179,7 @@ REST_FRAMEWORK = {
 }
 
 # How long each process keeps a project's item counts (items, complete ones) for the
-# progress it shows with every item (annotation.counts); 0 counts them every time.
+# progress it shows with every item (annotation.projects.counts); 0 counts them every time.
 PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 
 # How long each process keeps an API caller's token with its user, and a project with the
@@ -188,7 +188,7 @@ PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 API_AUTH_CACHE_SECONDS = env_int("API_AUTH_CACHE_SECONDS", 1)
 
 # How often each process looks for a project's expired leases when handing out items
-# (annotation.assignment); 0 looks on every hand-out.
+# (annotation.work.assignment); 0 looks on every hand-out.
 LEASE_RECLAIM_SECONDS = env_int("LEASE_RECLAIM_SECONDS", 1)
 
 # Requests per caller and window ("N/sec", "N/min", "N/hour", "N/day"; "off" for no

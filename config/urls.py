@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from annotation import views as annotation_views
+from annotation.projects import views as annotation_views
 
 admin.site.site_header = "Branchpoint"
 admin.site.site_title = "Branchpoint admin"
@@ -18,7 +18,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
-    path("", include("annotation.workflow.urls")),
+    path("", include("annotation.collection.urls")),
     path("", include("evaluation.urls")),
     path("", include("annotation.urls")),
     path("", annotation_views.home, name="home"),

@@ -23,8 +23,8 @@ from django.utils.html import format_html
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
+from evaluation.agreement.project import agreement_refresh
 from evaluation.models import AgreementSnapshot, EvaluationResult, Rubric, RubricVersion
-from evaluation.project_agreement import agreement_refresh
 from evaluation.rubrics import RubricSpec, parse_rubric
 from evaluation.services import NoVersion, project_evaluate, rubric_save
 from trees.admin import AuditedDeletes

@@ -31,10 +31,10 @@ from rest_framework.views import APIView
 from annotation.api.parsers import query_text
 from annotation.models import Project
 from annotation.problems import Problem, ProblemsError
-from annotation.selectors import project_visible_get
+from annotation.projects.selectors import project_visible_get
 from evaluation import permissions
+from evaluation.agreement.project import agreement_current
 from evaluation.models import EvaluationResult, Rubric
-from evaluation.project_agreement import agreement_current
 from evaluation.selectors import (
     BEST,
     SOURCES,

@@ -6,8 +6,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.urls import reverse
 
 from annotation import permissions
-from annotation.links import register_project_link
 from annotation.models import Project
+from annotation.projects.links import register_project_link
 
 
 @register_project_link

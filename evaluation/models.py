@@ -103,7 +103,7 @@ class AgreementSnapshot(models.Model):
     """A project's agreement figures, computed once and kept until its judgements change.
 
     ``stamp`` fingerprints the judgements the figures were computed from
-    (``evaluation.project_agreement.agreement_stamp``): any submission,
+    (``evaluation.agreement.project.agreement_stamp``): any submission,
     import or change gives another stamp, so every process sees the
     snapshot is stale and the next reader recomputes it.
     """

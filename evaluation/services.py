@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Project
 from annotation.problems import Problem, ProblemsError
-from annotation.projects import project_config
+from annotation.projects.config import project_config
 from evaluation.checks import registered_python_checks
 from evaluation.judgments import majority, vote_note, votes_collect
 from evaluation.models import EvaluationResult, Rubric, RubricVersion

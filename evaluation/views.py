@@ -21,11 +21,12 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
-from annotation.projects import project_config
-from annotation.selectors import project_visible_get
-from evaluation import agreement_charts, charts, permissions
+from annotation.projects.config import project_config
+from annotation.projects.selectors import project_visible_get
+from evaluation import charts, permissions
+from evaluation.agreement import charts as agreement_charts
+from evaluation.agreement.project import agreement_current
 from evaluation.models import EvaluationResult, Rubric
-from evaluation.project_agreement import agreement_current
 from evaluation.selectors import (
     BEST,
     SOURCES,

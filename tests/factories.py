@@ -114,7 +114,7 @@ class ProjectFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, **kwargs):
-        from annotation.projects import project_create
+        from annotation.projects.services import project_create
 
         return project_create(**kwargs)
 

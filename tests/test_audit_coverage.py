@@ -37,41 +37,43 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.assignment import item_next
-from annotation.exports import annotations_export
-from annotation.gold import gold_item_set, gold_items_mark
-from annotation.gold_imports import gold_import
-from annotation.imports import annotations_import
-from annotation.models import ApiToken, Membership, Project, ProjectItem
-from annotation.projects import (
-    membership_add,
-    membership_remove,
-    project_config_update,
-    project_create,
-    project_update,
-)
-from annotation.review import review_decide
-from annotation.submissions import draft_save, item_skip, item_submit
-from annotation.tokens import token_create, tokens_revoke
-from annotation.workflow import lifecycle
-from annotation.workflow.backlog import backlog_activate, backlog_add
-from annotation.workflow.export import ExportFilters, collected_export
-from annotation.workflow.locks import tree_lock
-from annotation.workflow.lottery import lottery_run
-from annotation.workflow.moderation import (
+from annotation.api.tokens import token_create, tokens_revoke
+from annotation.collection import lifecycle
+from annotation.collection.advance import scoring_retry, tree_advance
+from annotation.collection.backlog import backlog_activate, backlog_add
+from annotation.collection.export import ExportFilters, collected_export
+from annotation.collection.locks import tree_lock
+from annotation.collection.lottery import lottery_run
+from annotation.collection.moderation import (
     deletion_undo,
     message_delete,
     report_create,
     tree_halt,
     tree_resume,
 )
-from annotation.workflow.scoring import scoring_retry, tree_score
-from annotation.workflow.states import tree_advance, tree_enter
-from annotation.workflow.tasks import task_ack, task_nack, task_next, task_submit, workflow_config
+from annotation.collection.scoring import tree_score
+from annotation.collection.states import tree_enter
+from annotation.collection.submissions import task_submit
+from annotation.collection.tasks import task_ack, task_nack, task_next, workflow_config
+from annotation.exports import annotations_export
+from annotation.imports.annotations import annotations_import
+from annotation.models import ApiToken, Membership, Project, ProjectItem
+from annotation.projects.services import (
+    membership_add,
+    membership_remove,
+    project_config_update,
+    project_create,
+    project_update,
+)
+from annotation.quality.gold import gold_item_set, gold_items_mark
+from annotation.quality.gold_imports import gold_import
+from annotation.review.services import review_decide
+from annotation.work.assignment import item_next
+from annotation.work.submissions import draft_save, item_skip, item_submit
 from evaluation.models import Rubric
 from evaluation.services import judgments_combine, project_evaluate, rubric_save
 from tests.annotation.annotator_items import person, project_over
-from tests.annotation.workflow.collect import collect_project, prompt, review
+from tests.annotation.collection.collect import collect_project, prompt, review
 from tests.evaluation.samples import CONVERSATIONS, CRITERIA, scheduling_project
 from tests.factories import AnnotationFactory, RubricFactory
 from trees.audit import AuditedCommand, audit_context, registered_actions
@@ -84,28 +86,32 @@ pytestmark = pytest.mark.django_db
 SERVICE_MODULES = [
     "trees.services",
     "trees.store",
-    "annotation.projects",
-    "annotation.assignment",
-    "annotation.submissions",
-    "annotation.imports",
-    "annotation.corpora",
-    "annotation.tokens",
+    "annotation.projects.config",
+    "annotation.projects.services",
+    "annotation.projects.references",
+    "annotation.work.assignment",
+    "annotation.work.submissions",
+    "annotation.imports.annotations",
+    "annotation.imports.records",
+    "annotation.api.tokens",
     "annotation.exports",
-    "annotation.review",
-    "annotation.gold",
-    "annotation.gold_imports",
-    "annotation.gold_scoring",
-    "annotation.training",
-    "annotation.quality",
-    "annotation.workflow.tasks",
-    "annotation.workflow.annotations",
-    "annotation.workflow.moderation",
-    "annotation.workflow.states",
-    "annotation.workflow.lottery",
-    "annotation.workflow.backlog",
-    "annotation.workflow.scoring",
-    "annotation.workflow.export",
-    "annotation.workflow.locks",
+    "annotation.review.services",
+    "annotation.quality.gold",
+    "annotation.quality.gold_imports",
+    "annotation.quality.gold_scoring",
+    "annotation.quality.training",
+    "annotation.quality.report",
+    "annotation.collection.tasks",
+    "annotation.collection.submissions",
+    "annotation.collection.annotations",
+    "annotation.collection.moderation",
+    "annotation.collection.states",
+    "annotation.collection.advance",
+    "annotation.collection.lottery",
+    "annotation.collection.backlog",
+    "annotation.collection.scoring",
+    "annotation.collection.export",
+    "annotation.collection.locks",
     "evaluation.services",
     "evaluation.rubrics",
     "evaluation.judgments",
@@ -119,46 +125,51 @@ NOT_LOGGED = {
     "trees.store.existing_tree_ids": "a read",
     "trees.store.gc_paused": "a context manager for bulk work",
     "trees.store.tree_records": "a read",
-    "annotation.projects.project_config": "a read",
-    "annotation.assignment.tree_shape": "a read",
-    "annotation.submissions.item_answers": "a read",
-    "annotation.submissions.item_assignment": "a read",
-    "annotation.imports.names": "formats names",
-    "annotation.imports.records_feed": "reads records for an import, which logs itself",
-    "annotation.imports.tree_shapes_by_id": "reads",
-    "annotation.corpora.spans_from_segments": "pure",
-    "annotation.tokens.token_hash": "pure",
-    "annotation.tokens.tokens_forget": "empties this process's memory of read tokens",
+    "annotation.projects.config.project_config": "a read",
+    "annotation.projects.config.load_yaml": "pure",
+    "annotation.projects.config.parse_config": "pure",
+    "annotation.projects.config.config_from_data": "pure",
+    "annotation.work.submissions.item_answers": "a read",
+    "annotation.work.submissions.item_assignment": "a read",
+    "annotation.imports.annotations.names": "formats names",
+    "annotation.imports.records.records_feed": "reads records for an import, which logs itself",
+    "annotation.projects.references.spans_from_segments": "pure",
+    "annotation.api.tokens.token_hash": "pure",
+    "annotation.api.tokens.tokens_forget": "empties this process's memory of read tokens",
     "annotation.exports.get_export": "a lookup",
-    "annotation.gold.gold_answers_check": "pure",
-    "annotation.gold.needs_shape": "pure",
-    "annotation.gold.gold_answers_normalize": "a read",
-    "annotation.gold.gold_pick": "a read, under item_next (walked), which writes the assignment",
-    "annotation.gold.item_gold_score": "a read, under item_submit (walked)",
-    "annotation.gold_scoring.answers_score": "pure",
-    "annotation.gold_scoring.is_scored": "pure",
-    "annotation.gold_scoring.scheme_score": "pure",
-    "annotation.gold_scoring.scored_schemes": "pure",
-    "annotation.gold_scoring.scorer": "pure",
-    "annotation.gold_scoring.spans_f1": "pure",
-    "annotation.training.training_feedback": "a read",
-    "annotation.training.training_state": "pure",
-    "annotation.training.training_status": "a read",
-    "annotation.quality.is_flagged": "pure",
-    "annotation.quality.project_quality": "a read",
-    "annotation.workflow.tasks.workflow_config": "a read",
-    "annotation.workflow.tasks.tasks_available": "counts; the lottery it runs first logs (lottery_run)",
-    "annotation.workflow.states.ranked_roles": "pure",
-    "annotation.workflow.states.ranking_groups": "pure",
-    "annotation.workflow.states.tree_facts": "a read",
-    "annotation.workflow.lottery.lottery_needed": "pure",
-    "annotation.workflow.scoring.consensus_ranks": "pure",
-    "annotation.workflow.export.collected_records": "a read, under collected_export (walked)",
-    "annotation.workflow.locks.message_lock": "takes a lock, writes nothing",
-    "annotation.workflow.locks.project_lock": "takes a lock, writes nothing",
-    "annotation.workflow.locks.tree_lock": "takes a lock, writes nothing",
-    "annotation.workflow.locks.user_lock": "takes a lock, writes nothing",
-    "annotation.workflow.locks.rows_lock": "a database feature",
+    "annotation.quality.gold.gold_answers_check": "pure",
+    "annotation.quality.gold.needs_shape": "pure",
+    "annotation.quality.gold.gold_answers_normalize": "a read",
+    "annotation.work.assignment.gold_pick": "a read, under item_next (walked), which writes the assignment",
+    "annotation.quality.gold.item_gold_score": "a read, under item_submit (walked)",
+    "annotation.quality.gold_scoring.answers_score": "pure",
+    "annotation.quality.gold_scoring.is_scored": "pure",
+    "annotation.quality.gold_scoring.scheme_score": "pure",
+    "annotation.quality.gold_scoring.scored_schemes": "pure",
+    "annotation.quality.gold_scoring.scorer": "pure",
+    "annotation.quality.gold_scoring.spans_f1": "pure",
+    "annotation.quality.training.training_feedback": "a read",
+    "annotation.quality.training.training_state": "pure",
+    "annotation.quality.training.training_status": "a read",
+    "annotation.quality.report.is_flagged": "pure",
+    "annotation.quality.report.project_quality": "a read",
+    "annotation.collection.tasks.workflow_config": "a read",
+    "annotation.collection.tasks.task_locked": "takes a lock, writes nothing",
+    "annotation.collection.tasks.task_check_open": "a check",
+    "annotation.collection.tasks.task_reclaim": "a check, under the task's locks",
+    "annotation.collection.tasks.task_audit": "the entry of task_ack, task_nack and task_submit (walked)",
+    "annotation.collection.tasks.tasks_available": "counts; the lottery it runs first logs (lottery_run)",
+    "annotation.collection.states.ranked_roles": "pure",
+    "annotation.collection.states.ranking_groups": "pure",
+    "annotation.collection.states.tree_facts": "a read",
+    "annotation.collection.lottery.lottery_needed": "pure",
+    "annotation.collection.scoring.consensus_ranks": "pure",
+    "annotation.collection.export.collected_records": "a read, under collected_export (walked)",
+    "annotation.collection.locks.message_lock": "takes a lock, writes nothing",
+    "annotation.collection.locks.project_lock": "takes a lock, writes nothing",
+    "annotation.collection.locks.tree_lock": "takes a lock, writes nothing",
+    "annotation.collection.locks.user_lock": "takes a lock, writes nothing",
+    "annotation.collection.locks.rows_lock": "a database feature",
     "evaluation.services.automatic_verdicts": "pure",
     "evaluation.services.rubric_scheme_names": "a read",
     "evaluation.services.rubric_spec": "a read",
@@ -175,16 +186,16 @@ NOT_LOGGED = {
     "trees.store.allocate_ids": "part of tree_import and project_evaluate (bulk writes)",
     "trees.store.insert_rows": "part of tree_import and project_evaluate (bulk writes)",
     "trees.store.trees_store": "part of tree_import",
-    "annotation.projects.project_items_sync": "part of project_create and of tree imports: items follow the dataset",
-    "annotation.projects.user_get_or_create_unusable": "part of annotations_import, whose entry names the accounts",
-    "annotation.corpora.gold_user": "part of imported_spans_sync: the account gold spans belong to",
-    "annotation.corpora.imported_spans_sync": "part of project_create, project_config_update and tree imports",
-    "annotation.assignment.leases_reclaim": "part of item_next: a lapsed lease ends by itself, nobody ends it",
-    "annotation.assignment.item_lease": "what item_next (walked) runs, returning the answers it knows too",
-    "annotation.workflow.annotations.review_record": "part of task_submit",
-    "annotation.workflow.annotations.ranking_record": "part of task_submit",
-    "annotation.workflow.backlog.backlog_after_finish": "part of tree_enter; the trees it moves log (tree_enter)",
-    "annotation.tokens.token_authenticate": "notes last_used_at at most once a minute: a hint, not an action",
+    "annotation.projects.services.project_items_sync": "part of project_create and of tree imports: items follow the dataset",
+    "annotation.projects.services.user_get_or_create_unusable": "part of annotations_import, whose entry names the accounts",
+    "annotation.projects.references.gold_user": "part of imported_spans_sync: the account gold spans belong to",
+    "annotation.projects.references.imported_spans_sync": "part of project_create, project_config_update and tree imports",
+    "annotation.work.assignment.leases_reclaim": "part of item_next: a lapsed lease ends by itself, nobody ends it",
+    "annotation.work.assignment.item_lease": "what item_next (walked) runs, returning the answers it knows too",
+    "annotation.collection.annotations.review_record": "part of task_submit",
+    "annotation.collection.annotations.ranking_record": "part of task_submit",
+    "annotation.collection.backlog.backlog_after_finish": "part of tree_enter; the trees it moves log (tree_enter)",
+    "annotation.api.tokens.token_authenticate": "notes last_used_at at most once a minute: a hint, not an action",
 }
 
 
@@ -271,7 +282,7 @@ TREE = "trees.conversationtree"
 DATASET = "trees.dataset"
 USER = "auth.user"
 TOKEN = "annotation.apitoken"
-TASK = "workflow.task"
+TASK = "collection.task"
 MESSAGE = "trees.message"
 RUBRIC = "evaluation.rubric"
 
@@ -651,40 +662,40 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "trees.services.dataset_update": walk_dataset_update,
     "trees.services.tree_import": walk_tree_import,
     "trees.services.trees_export": walk_trees_export,
-    "annotation.projects.project_create": walk_project_create,
-    "annotation.projects.project_update": walk_project_update,
-    "annotation.projects.project_config_update": walk_project_config_update,
-    "annotation.projects.membership_add": walk_membership_add,
-    "annotation.projects.membership_remove": walk_membership_remove,
-    "annotation.assignment.item_next": walk_item_next,
-    "annotation.submissions.draft_save": walk_draft_save,
-    "annotation.submissions.item_submit": walk_item_submit,
-    "annotation.submissions.item_skip": walk_item_skip,
-    "annotation.imports.annotations_import": walk_annotations_import,
+    "annotation.projects.services.project_create": walk_project_create,
+    "annotation.projects.services.project_update": walk_project_update,
+    "annotation.projects.services.project_config_update": walk_project_config_update,
+    "annotation.projects.services.membership_add": walk_membership_add,
+    "annotation.projects.services.membership_remove": walk_membership_remove,
+    "annotation.work.assignment.item_next": walk_item_next,
+    "annotation.work.submissions.draft_save": walk_draft_save,
+    "annotation.work.submissions.item_submit": walk_item_submit,
+    "annotation.work.submissions.item_skip": walk_item_skip,
+    "annotation.imports.annotations.annotations_import": walk_annotations_import,
     "annotation.exports.annotations_export": walk_annotations_export,
-    "annotation.review.review_decide": walk_review_decide,
-    "annotation.gold.gold_item_set": walk_gold_item_set,
-    "annotation.gold.gold_items_mark": walk_gold_items_mark,
-    "annotation.gold_imports.gold_import": walk_gold_import,
-    "annotation.tokens.token_create": walk_token_create,
-    "annotation.tokens.tokens_revoke": walk_tokens_revoke,
-    "annotation.workflow.tasks.task_next": walk_task_next,
-    "annotation.workflow.tasks.task_ack": walk_task_ack,
-    "annotation.workflow.tasks.task_nack": walk_task_nack,
-    "annotation.workflow.tasks.task_submit": walk_task_submit,
-    "annotation.workflow.moderation.tree_halt": walk_tree_halt,
-    "annotation.workflow.moderation.tree_resume": walk_tree_resume,
-    "annotation.workflow.moderation.message_delete": walk_message_delete,
-    "annotation.workflow.moderation.deletion_undo": walk_deletion_undo,
-    "annotation.workflow.moderation.report_create": walk_report_create,
-    "annotation.workflow.states.tree_enter": walk_tree_enter,
-    "annotation.workflow.states.tree_advance": walk_tree_advance,
-    "annotation.workflow.lottery.lottery_run": walk_lottery_run,
-    "annotation.workflow.backlog.backlog_add": walk_backlog_add,
-    "annotation.workflow.backlog.backlog_activate": walk_backlog_activate,
-    "annotation.workflow.scoring.tree_score": walk_tree_score,
-    "annotation.workflow.scoring.scoring_retry": walk_scoring_retry,
-    "annotation.workflow.export.collected_export": walk_collected_export,
+    "annotation.review.services.review_decide": walk_review_decide,
+    "annotation.quality.gold.gold_item_set": walk_gold_item_set,
+    "annotation.quality.gold.gold_items_mark": walk_gold_items_mark,
+    "annotation.quality.gold_imports.gold_import": walk_gold_import,
+    "annotation.api.tokens.token_create": walk_token_create,
+    "annotation.api.tokens.tokens_revoke": walk_tokens_revoke,
+    "annotation.collection.tasks.task_next": walk_task_next,
+    "annotation.collection.tasks.task_ack": walk_task_ack,
+    "annotation.collection.tasks.task_nack": walk_task_nack,
+    "annotation.collection.submissions.task_submit": walk_task_submit,
+    "annotation.collection.moderation.tree_halt": walk_tree_halt,
+    "annotation.collection.moderation.tree_resume": walk_tree_resume,
+    "annotation.collection.moderation.message_delete": walk_message_delete,
+    "annotation.collection.moderation.deletion_undo": walk_deletion_undo,
+    "annotation.collection.moderation.report_create": walk_report_create,
+    "annotation.collection.states.tree_enter": walk_tree_enter,
+    "annotation.collection.advance.tree_advance": walk_tree_advance,
+    "annotation.collection.lottery.lottery_run": walk_lottery_run,
+    "annotation.collection.backlog.backlog_add": walk_backlog_add,
+    "annotation.collection.backlog.backlog_activate": walk_backlog_activate,
+    "annotation.collection.scoring.tree_score": walk_tree_score,
+    "annotation.collection.advance.scoring_retry": walk_scoring_retry,
+    "annotation.collection.export.collected_export": walk_collected_export,
     "evaluation.services.rubric_save": walk_rubric_save,
     "evaluation.services.project_evaluate": walk_project_evaluate,
     "evaluation.services.judgments_combine": walk_judgments_combine,
@@ -941,7 +952,7 @@ COMMANDS_NOT_AUDITED = {
 
 
 def test_every_command_of_ours_logs_as_a_command():
-    ours = {"trees", "annotation", "annotation.workflow", "evaluation"}
+    ours = {"trees", "annotation", "annotation.collection", "evaluation"}
     commands = {name: app for name, app in get_commands().items() if app in ours}
     assert {"import_trees", "import_annotations", "collect_backlog", "evaluate"} <= commands.keys()
     plain = sorted(

@@ -49,8 +49,9 @@ INLINE_MESSAGE_LIMIT = 200
 SHORT_TEXT_CHARS = 80
 
 
-def _changelist_url(model: type, **filters: Any) -> str:
-    url = reverse(f"admin:trees_{model._meta.model_name}_changelist")
+def changelist_url(model: type, **filters: Any) -> str:
+    """The admin's list of ``model`` (any app's), filtered by ``filters``."""
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
     return f"{url}?{urlencode(filters)}" if filters else url
 
 
@@ -277,7 +278,7 @@ class DatasetAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin):
     def tree_count(self, dataset: Dataset) -> str:
         if dataset.pk is None:
             return "-"
-        url = _changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
+        url = changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
         return format_html('<a href="{}">{}</a>', url, f"{dataset.tree_count:,}")
 
     @admin.display(description="messages", ordering="message_count")
@@ -311,7 +312,7 @@ class DatasetAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin):
                     messages.success(request, report.summary())
                     if not report.errors:
                         return HttpResponseRedirect(
-                            _changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
+                            changelist_url(ConversationTree, dataset__id__exact=dataset.pk)
                         )
         else:
             form = TreeImportForm(user=request.user)
@@ -413,7 +414,7 @@ class ConversationTreeAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin)
             context["tree_outline"] = tree_outline(obj)
             if obj.message_count > INLINE_MESSAGE_LIMIT:
                 context["message_count"] = obj.message_count
-                context["message_list_url"] = _changelist_url(Message, tree=obj.pk)
+                context["message_list_url"] = changelist_url(Message, tree=obj.pk)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
 

@@ -1,5 +1,6 @@
-"""Reads of trees that several pages share: a whole tree as an outline, and
-datasets and trees with their sizes.
+"""Reads of trees that several pages share: a whole tree as an outline, a tree's shape
+(its node ids and links, which schemes check answers against), and datasets and trees
+with their sizes.
 
 Each selector says what it queries. None of them loads related rows one by
 one: the sizes are correlated subqueries (one count per row, computed by the
@@ -17,6 +18,7 @@ from django.db.models.functions import Coalesce
 from trees import sql
 from trees.models import ConversationTree, Dataset, Message
 from trees.nesting import children_by_parent, preorder
+from trees.shapes import TreeShape
 
 # Deeper nodes are drawn at this indentation: a 10,000-deep chain indented
 # level by level would run off any screen. Rows still carry their real depth.
@@ -138,8 +140,9 @@ def tree_outline(tree: ConversationTree) -> list[OutlineRow]:
     return outline
 
 
-def _count_of(queryset: QuerySet, group_by: str) -> Coalesce:
-    """A correlated ``COUNT(*)`` of ``queryset`` (already filtered on the outer row)."""
+def count_of(queryset: QuerySet, group_by: str) -> Coalesce:
+    """A correlated ``COUNT(*)`` of ``queryset`` (already filtered on the outer row): one number
+    per row in the same query, without multiplying rows as a join would."""
     counted = queryset.order_by().values(group_by).annotate(count=Count("pk")).values("count")
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
@@ -153,12 +156,35 @@ def datasets_with_counts(datasets: QuerySet[Dataset] | None = None) -> QuerySet[
     """
     datasets = Dataset.objects.all() if datasets is None else datasets
     return datasets.annotate(
-        tree_count=_count_of(ConversationTree.objects.filter(dataset=OuterRef("pk")), "dataset"),
-        message_count=_count_of(Message.objects.filter(tree__dataset=OuterRef("pk")), "tree__dataset"),
+        tree_count=count_of(ConversationTree.objects.filter(dataset=OuterRef("pk")), "dataset"),
+        message_count=count_of(Message.objects.filter(tree__dataset=OuterRef("pk")), "tree__dataset"),
     )
 
 
 def trees_with_counts(trees: QuerySet[ConversationTree] | None = None) -> QuerySet[ConversationTree]:
     """``trees`` (all by default) annotated with ``message_count``, in the same query."""
     trees = ConversationTree.objects.all() if trees is None else trees
-    return trees.annotate(message_count=_count_of(Message.objects.filter(tree=OuterRef("pk")), "tree"))
+    return trees.annotate(message_count=count_of(Message.objects.filter(tree=OuterRef("pk")), "tree"))
+
+
+def tree_shape(tree: ConversationTree | int, *, with_texts: bool = False) -> TreeShape:
+    """The tree's node ids and parent links, in one query; the messages' texts too
+    ``with_texts`` (for schemes that quote them, such as spans)."""
+    tree_id = tree if isinstance(tree, int) else tree.pk
+    fields = ["external_id", "parent__external_id", "position", "role"]
+    if with_texts:
+        fields.append("text")
+    rows = Message.objects.filter(tree_id=tree_id).values_list(*fields)
+    return TreeShape.from_rows(rows)
+
+
+def tree_shapes_by_id(tree_ids: list[int], with_texts: bool = False) -> dict[int, TreeShape]:
+    """The shapes of several trees in one query (``tree_shape`` reads one),
+    with the messages' texts when a scheme quotes them."""
+    rows: dict[int, list[tuple[str, str | None, int, str]]] = {tree_id: [] for tree_id in tree_ids}
+    fields = ["tree_id", "external_id", "parent__external_id", "position", "role"]
+    if with_texts:
+        fields.append("text")
+    for tree_id, *row in Message.objects.filter(tree_id__in=tree_ids).values_list(*fields):
+        rows[tree_id].append(tuple(row))  # type: ignore[arg-type]
+    return {tree_id: TreeShape.from_rows(tree_rows) for tree_id, tree_rows in rows.items()}

@@ -3,8 +3,8 @@
 Building a query with the ORM costs 0.6 to 1.5 ms of CPU here, several times what
 the database spends running it; the annotator's loop (lease, read, submit) and
 the API's per-request checks run a dozen statements per request, so they are
-written out once instead (``annotation.assignment``, ``annotation.submissions``,
-``annotation.tokens``). Everything else uses the ORM.
+written out once instead (``annotation.work.assignment``, ``annotation.work.submissions``,
+``annotation.api.tokens``). Everything else uses the ORM.
 
 Values cross through the fields, both ways: parameters through
 ``get_db_prep_value`` (JSON, datetimes on SQLite), rows through the backend's

@@ -35,9 +35,9 @@ from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, u
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, STATUSES, annotations_export, get_export
-from annotation.imports import annotations_import
+from annotation.imports.annotations import annotations_import
 from annotation.models import Annotation
-from annotation.selectors import project_visible_get
+from annotation.projects.selectors import project_visible_get
 from trees.downloads import file_download
 
 TAG = ["annotations"]

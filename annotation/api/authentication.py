@@ -13,7 +13,7 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from annotation.tokens import TokenInvalid, token_authenticate
+from annotation.api.tokens import TokenInvalid, token_authenticate
 
 SCHEMES = (b"bearer", b"token")
 

@@ -13,14 +13,17 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404, UnreadablePostError
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView, set_rollback
 from rest_framework.views import exception_handler as drf_exception_handler
-from rest_framework.views import set_rollback
 
-from annotation.assignment import NoItemAvailable
 from annotation.problems import Problem, ProblemsError, join
-from annotation.submissions import NotAssigned, StaleVersion
+from annotation.work.assignment import NoItemAvailable
+from annotation.work.submissions import NotAssigned, StaleVersion
 
 # A body listing 100,000 bad node ids helps nobody; the count is kept in the message.
 MAX_LISTED_ERRORS = 100
@@ -113,3 +116,14 @@ def _flatten(detail: Any, path: str) -> Iterator[Problem]:
     else:
         code = getattr(detail, "code", None) or "invalid"
         yield Problem(path, str(detail), code)
+
+
+@extend_schema(exclude=True)
+class EndpointNotFoundApi(APIView):
+    """Any other path under the API: a JSON 404 rather than the site's HTML page."""
+
+    permission_classes: list = []
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        raise NotFound("no such endpoint")

@@ -27,12 +27,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import permissions
+from annotation.api.items import ProgressOutputSerializer
 from annotation.api.pagination import PagePagination
-from annotation.api.serializers import ProgressOutputSerializer
 from annotation.models import Membership, Project
 from annotation.problems import Problem, ProblemsError, join
-from annotation.projects import membership_add, membership_remove, project_create
-from annotation.selectors import project_progress, project_visible_get, projects_with_progress
+from annotation.projects.selectors import project_progress, project_visible_get, projects_with_progress
+from annotation.projects.services import membership_add, membership_remove, project_create
 from trees.models import Dataset
 
 TAG = ["projects"]

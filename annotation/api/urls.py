@@ -1,9 +1,9 @@
-"""``/api/v1/``: datasets and trees, projects and members, the annotator's loop, annotations."""
+"""``/api/v1/``: datasets and trees, projects and members, the annotator's items, annotations."""
 
 from django.urls import path
 
 from annotation import converters
-from annotation.api import annotations, datasets, projects, trees, views
+from annotation.api import annotations, datasets, items, me, projects, trees
 
 app_name = "api"
 
@@ -12,7 +12,7 @@ PROJECT = "projects/<slug:name>"
 ITEM = f"{PROJECT}/items/<{converters.DBID}:tree_id>"
 
 urlpatterns = [
-    path("me", views.MeApi.as_view(), name="me"),
+    path("me", me.MeApi.as_view(), name="me"),
     path("datasets", datasets.DatasetsApi.as_view(), name="datasets"),
     path(DATASET, datasets.DatasetDetailApi.as_view(), name="dataset"),
     path(f"{DATASET}/import", datasets.DatasetImportApi.as_view(), name="dataset-import"),
@@ -27,11 +27,11 @@ urlpatterns = [
         projects.MemberDetailApi.as_view(),
         name="member",
     ),
-    path(f"{PROJECT}/items/next", views.ItemNextApi.as_view(), name="item-next"),
-    path(ITEM, views.ItemDetailApi.as_view(), name="item-detail"),
-    path(f"{ITEM}/draft", views.ItemDraftApi.as_view(), name="item-draft"),
-    path(f"{ITEM}/submit", views.ItemSubmitApi.as_view(), name="item-submit"),
-    path(f"{ITEM}/skip", views.ItemSkipApi.as_view(), name="item-skip"),
+    path(f"{PROJECT}/items/next", items.ItemNextApi.as_view(), name="item-next"),
+    path(ITEM, items.ItemDetailApi.as_view(), name="item-detail"),
+    path(f"{ITEM}/draft", items.ItemDraftApi.as_view(), name="item-draft"),
+    path(f"{ITEM}/submit", items.ItemSubmitApi.as_view(), name="item-submit"),
+    path(f"{ITEM}/skip", items.ItemSkipApi.as_view(), name="item-skip"),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),

@@ -24,7 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotation.exports import ccpe, ccpe_hf, pairs, potato, sft
 from annotation.exports.rows import item_annotations
 from annotation.models import Annotation, Project
-from annotation.projects import project_config
+from annotation.projects.config import project_config
 from trees.audit import audit_when_read
 
 EXPORTS: dict[str, ModuleType] = {module.NAME: module for module in (potato, pairs, sft, ccpe, ccpe_hf)}

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations
+from annotation.projects.config import ProjectConfig
 from annotation.schemes.span import Span
 from trees.formats import ccpe
 from trees.formats.jsonstream import encode

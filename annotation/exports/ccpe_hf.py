@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from annotation.config import ProjectConfig
 from annotation.exports.ccpe import dialogues
 from annotation.exports.rows import ItemAnnotations
+from annotation.projects.config import ProjectConfig
 from trees.formats import ccpe
 from trees.formats.records import JSONL
 

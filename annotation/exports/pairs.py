@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations, TreeText
+from annotation.projects.config import ProjectConfig
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
 from trees.formats.records import JSONL

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations
+from annotation.projects.config import ProjectConfig
 from trees.formats.jsonstream import encode
 from trees.formats.records import JSONL
 

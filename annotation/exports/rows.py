@@ -149,7 +149,7 @@ def item_annotations(
         )
         annotations = annotations.filter(Exists(accepted))
     if not include_gold:
-        # Gold items and gold or training answers measure annotators, they are not data (annotation.gold):
+        # Gold items and gold or training answers measure annotators, they are not data (quality.gold):
         # two more correlated checks through unique indexes, no extra query.
         gold_item = ProjectItem.objects.filter(project=project, tree_id=OuterRef("tree_id"), is_gold=True)
         checked = Assignment.objects.filter(

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotation.config import ProjectConfig
 from annotation.exports.rows import ItemAnnotations, TreeText
+from annotation.projects.config import ProjectConfig
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
 from trees.formats.records import JSONL

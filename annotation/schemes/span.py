@@ -8,7 +8,7 @@ Config::
       attributes:                       # optional: further label sets every span gets
         - {name: entityType, labels: [MOVIE_OR_SERIES, PERSON]}
       allow_overlap: true               # the default: spans may nest and cross
-      import_spans: ccpe                # optional: items get the corpus's own spans (annotation.corpora)
+      import_spans: ccpe                # optional: items get the corpus's own spans (projects.references)
 
 One payload per annotator and tree, naming nodes by id::
 

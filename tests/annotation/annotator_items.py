@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.models import Membership, Project
-from annotation.projects import membership_add, project_create
+from annotation.projects.services import membership_add, project_create
 from tests.factories import DatasetFactory, UserFactory
 from trees.models import ConversationTree
 from trees.services import tree_import

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Annotation, Membership, Project
 from annotation.schemes import SCHEMES
-from tests.annotation.test_exports import seed_configs, seed_item, seed_output
+from tests.annotation.exports.test_exports import seed_configs, seed_item, seed_output
 from tests.factories import (
     AnnotationFactory,
     DatasetFactory,

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from annotation import permissions
-from annotation.projects import membership_add, membership_remove
+from annotation.projects.services import membership_add, membership_remove
 from tests.factories import MembershipFactory, PersonaFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,10 @@ import pytest
 from django.utils import timezone
 
 from annotation import recent
+from annotation.api.tokens import TokenInvalid, token_authenticate, token_create, tokens_forget, tokens_revoke
 from annotation.models import ApiToken
 from annotation.permissions import can_annotate, project_with_roles, projects_forget
-from annotation.projects import membership_add, membership_remove
-from annotation.tokens import TokenInvalid, token_authenticate, token_create, tokens_forget, tokens_revoke
+from annotation.projects.services import membership_add, membership_remove
 from tests.factories import PersonaFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db

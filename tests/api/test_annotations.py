@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Annotation
-from annotation.projects import membership_add, project_create
+from annotation.projects.services import membership_add, project_create
 from tests.annotation.annotator_items import person
 from tests.api.world import dataset_with, potato_items, session_client
 from tests.factories import AnnotationFactory

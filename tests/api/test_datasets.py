@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Membership, ProjectItem
-from annotation.projects import membership_add, project_create
+from annotation.projects.services import membership_add, project_create
 from tests.annotation.annotator_items import person
 from tests.api.world import dataset_with, potato_items, session_client
 from trees.formats import FORMATS

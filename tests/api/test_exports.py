@@ -18,10 +18,10 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotation.api.tokens import token_create
 from annotation.exports import EXPORTS
 from annotation.models import Annotation, Project
-from annotation.projects import membership_add, project_create
-from annotation.tokens import token_create
+from annotation.projects.services import membership_add, project_create
 from tests.annotation.annotator_items import SEED_ITEM, person
 from tests.api.world import dataset_with
 

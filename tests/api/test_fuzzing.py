@@ -29,10 +29,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotation.assignment import item_next
+from annotation.collection.tasks import task_next
 from annotation.models import Assignment, Membership
-from annotation.projects import membership_add
-from annotation.workflow.tasks import task_next
+from annotation.projects.services import membership_add
+from annotation.work.assignment import item_next
 from tests.api.world import SUPERUSER, World
 from trees.models import Message
 

@@ -21,9 +21,9 @@ from django.urls import reverse
 
 from annotation.api import throttling
 from annotation.api.parsers import JSONParser, MultiPartParser, RequestTooLarge
+from annotation.api.tokens import token_create
 from annotation.models import RateWindow
-from annotation.projects import membership_add, project_create
-from annotation.tokens import token_create
+from annotation.projects.services import membership_add, project_create
 from tests.annotation.annotator_items import person
 from tests.api.world import dataset_with, potato_items
 from trees.models import ConversationTree

@@ -14,10 +14,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignment import item_next
 from annotation.models import Membership, Project
-from annotation.projects import membership_add, project_create
-from annotation.submissions import item_submit
+from annotation.projects.services import membership_add, project_create
+from annotation.work.assignment import item_next
+from annotation.work.submissions import item_submit
 from tests.annotation.annotator_items import person
 from tests.api.world import dataset_with, potato_items, session_client
 

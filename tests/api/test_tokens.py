@@ -18,14 +18,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import ApiToken
-from annotation.tokens import (
+from annotation.api.tokens import (
     LAST_USED_RESOLUTION,
     TokenInvalid,
     token_authenticate,
     token_create,
     tokens_revoke,
 )
+from annotation.models import ApiToken
 from tests.annotation.annotator_items import person
 
 pytestmark = pytest.mark.django_db

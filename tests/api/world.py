@@ -23,17 +23,17 @@ from typing import Any
 
 from django.test import Client
 
-from annotation.assignment import item_next
+from annotation.api.tokens import token_create, tokens_revoke
+from annotation.collection.models import Deletion, Task
+from annotation.collection.moderation import message_delete, tree_halt
+from annotation.collection.tasks import task_next
 from annotation.models import Assignment, Membership, Project
-from annotation.projects import membership_add, project_create
-from annotation.submissions import item_submit
-from annotation.tokens import token_create, tokens_revoke
-from annotation.workflow.models import Deletion, Task
-from annotation.workflow.moderation import message_delete, tree_halt
-from annotation.workflow.tasks import task_next
+from annotation.projects.services import membership_add, project_create
+from annotation.work.assignment import item_next
+from annotation.work.submissions import item_submit
 from evaluation.services import project_evaluate
 from tests.annotation.annotator_items import person
-from tests.annotation.workflow.collect import SMALL, prompt
+from tests.annotation.collection.collect import SMALL, prompt
 from tests.factories import CollectProjectFactory, DatasetFactory, RubricFactory
 from trees.models import ConversationTree, Message
 from trees.services import tree_import

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from annotation.assignment import item_next
-from annotation.config import parse_config
 from annotation.models import Annotation
 from annotation.problems import ProblemsError
+from annotation.projects.config import parse_config
 from annotation.schemes import SCHEMES
-from annotation.submissions import draft_save, item_submit
+from annotation.work.assignment import item_next
+from annotation.work.submissions import draft_save, item_submit
 from evaluation.judgments import criterion_agreement, majority, vote_note, votes_collect
 from evaluation.models import EvaluationResult
 from evaluation.services import judgments_combine, project_evaluate, rubric_save

@@ -209,7 +209,7 @@ def test_downloads_are_refused_to_annotators(project, people):
 
 def test_the_project_page_links_reviewers_and_managers_to_the_rubric_reports(client):
     from annotation.models import Membership
-    from annotation.projects import membership_add
+    from annotation.projects.services import membership_add
     from tests.factories import DatasetFactory, ProjectFactory, UserFactory
 
     project = ProjectFactory(dataset=DatasetFactory())

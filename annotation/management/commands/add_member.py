@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Membership, Project
-from annotation.projects import membership_add
+from annotation.projects.services import membership_add
 from trees.audit import AuditedCommand
 
 ROLES = ", ".join(Membership.Role.values)

@@ -11,7 +11,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.problems import ProblemsError
-from annotation.projects import project_config, project_create
+from annotation.projects.config import project_config
+from annotation.projects.services import project_create
 from trees.audit import AuditedCommand
 from trees.models import Dataset
 from trees.services import counted

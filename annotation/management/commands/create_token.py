@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
+from annotation.api.tokens import token_create
 from annotation.models import ApiToken
-from annotation.tokens import token_create
 from trees.audit import AuditedCommand
 
 # A hundred years: further is "never", and far enough makes the date overflow.

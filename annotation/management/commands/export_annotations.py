@@ -9,9 +9,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.corpora import GOLD_USERNAME
 from annotation.exports import EXPORTS, STATUSES, annotations_export
 from annotation.models import Project
+from annotation.projects.references import GOLD_USERNAME
 from trees.audit import AuditedCommand
 from trees.services import counted
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.imports import annotations_import
+from annotation.imports.annotations import annotations_import
 from annotation.models import Project
 from trees.audit import AuditedCommand
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.gold_imports import gold_import
 from annotation.models import Project
+from annotation.quality.gold_imports import gold_import
 from trees.audit import AuditedCommand
 
 

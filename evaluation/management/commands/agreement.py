@@ -17,7 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project
-from evaluation.project_agreement import agreement_current
+from evaluation.agreement.project import agreement_current
 
 # Pairs printed per field in the table (all of them are in --json).
 PAIRS_PRINTED = 20

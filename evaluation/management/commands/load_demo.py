@@ -15,7 +15,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Membership, Project
-from annotation.projects import membership_add, project_config_update, project_create, project_items_sync
+from annotation.projects.services import (
+    membership_add,
+    project_config_update,
+    project_create,
+    project_items_sync,
+)
 from evaluation.services import project_evaluate, rubric_save
 from trees.audit import AuditedCommand
 from trees.services import dataset_get_or_create, tree_import

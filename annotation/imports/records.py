@@ -1,0 +1,52 @@
+"""The record files annotation imports read: JSON documents (JSONL, or one JSON array),
+plain or gzip, fed to an importer as they are read and written in batches.
+
+Shared by the annotation import (``annotation.imports.annotations``) and the gold
+import (``annotation.quality.gold_imports``), which read the same records.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import IO, Any, Protocol
+
+from trees.formats.jsonstream import iter_documents
+from trees.formats.records import FormatError, ImportIssue
+from trees.services import open_source
+
+BATCH_RECORDS = 500
+
+
+class RecordImporter(Protocol):
+    def parse(self, line: int, document: Any) -> Any | None: ...
+    def batch(self, records: list[Any]) -> None: ...
+
+
+class RecordReport(Protocol):
+    records_read: int
+
+    def add_error(self, issue: ImportIssue) -> None: ...
+
+
+def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordReport) -> None:
+    """Feed the JSON records of ``source`` (plain or gzip) to ``importer``: each parsed as it is
+    read, then written in batches. What is wrong with the file itself — its JSON, its encoding,
+    its compression — goes to ``report`` as an issue, as the importer's own problems do."""
+    try:
+        batch: list[Any] = []
+        for line, document in iter_documents(open_source(source)):
+            report.records_read += 1
+            record = importer.parse(line, document)
+            if record is not None:
+                batch.append(record)
+            if len(batch) >= BATCH_RECORDS:
+                importer.batch(batch)
+                batch = []
+        if batch:
+            importer.batch(batch)
+    except FormatError as error:
+        report.add_error(error.issue)
+    except UnicodeDecodeError as error:
+        report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
+    except (gzip.BadGzipFile, EOFError) as error:
+        report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))

@@ -1,0 +1,415 @@
+"""Handing out items: who gets which tree next, under the project's overlap.
+
+Every hand-out runs in one transaction that locks the chosen item's row. On
+PostgreSQL the candidates are read with ``FOR UPDATE SKIP LOCKED``, so
+concurrent annotators each take a different unlocked item instead of queuing
+on the same one, and the overlap check happens under the lock. On SQLite the
+transaction holds the database's write lock from its start (``IMMEDIATE``),
+which serialises hand-outs outright.
+
+Lock order, everywhere: assignments before items, except a fresh pick, which
+locks an item and then inserts a new assignment (an insert waits on no one).
+Where a quota is counted, the person's own user row is locked first (FOR NO
+KEY UPDATE, which inserts referring to the user do not wait on).
+
+Gold checks and training (``annotation.quality``) come before regular work
+(``gold_pick``). When a gold item is due is decided by counting, not by
+chance, so that it is the same on every run: the annotator's (n+1)-th item is
+gold when fewer than ⌊(n+1) · rate⌋ of their items so far were — one in ten
+at a rate of 0.1, evenly spread, as Potato's ``frequency`` does.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from annotation.models import Annotation, Assignment, Project, ProjectItem
+from annotation.projects.config import project_config
+from annotation.quality.training import FAILED, PASSED, training_status
+from annotation.schemes.tree import TreeAnnotation
+from trees import sql
+from trees.audit import audit_record
+from trees.models import ConversationTree
+from trees.selectors import tree_shape
+
+WORK, GOLD, TRAINING = Assignment.Kind.WORK, Assignment.Kind.GOLD, Assignment.Kind.TRAINING
+LEASED, SUBMITTED, SKIPPED, EXPIRED = (
+    Assignment.Status.LEASED,
+    Assignment.Status.SUBMITTED,
+    Assignment.Status.SKIPPED,
+    Assignment.Status.EXPIRED,
+)
+
+
+class NoItemAvailable(Exception):
+    """Nothing to hand out; ``reason`` says why (``quota``, ``done``)."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def leases_reclaim(project: Project, now: datetime) -> int:
+    """Mark expired leases and free their places; returns how many expired.
+
+    Rows another transaction is reclaiming are skipped, so no lease is
+    counted back twice. Every hand-out runs this first, so its usual case (nothing
+    expired) is one statement written out (``trees.sql``).
+    """
+    expired = sql.fetch_all(
+        f"SELECT id, tree_id, kind FROM {sql.table(Assignment)} "
+        "WHERE project_id = %s AND status = %s AND lease_expires_at < %s" + sql.lock(skip_locked=True),
+        [project.pk, LEASED, sql.value(Assignment, "lease_expires_at", now)],
+    )
+    if not expired:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _, _ in expired]).update(status=EXPIRED, updated_at=now)
+    # Gold checks and training never held a place in their item's overlap (annotation.quality.gold).
+    counted = Counter(tree_id for _, tree_id, kind in expired if kind == Assignment.Kind.WORK)
+    overlap = project_config(project).assignment.annotations_per_item
+    for tree_id, count in counted.items():
+        items = ProjectItem.objects.filter(project=project, tree_id=tree_id)
+        items.places_change(overlap=overlap, active=-count)
+    return len(expired)
+
+
+@dataclass(frozen=True)
+class Lease:
+    """What ``item_lease`` hands out: the assignment with its tree loaded, and the answers it
+    starts with when they are known without reading them (a fresh lease of an item that
+    needs no drafts starts with none); None when they must be read."""
+
+    assignment: Assignment
+    answers: dict[str, Any] | None
+
+
+# When each project's expired leases are next looked for, per process (time.monotonic()).
+_reclaim_due_at: dict[int, float] = {}
+
+
+def _reclaim_due(project: Project) -> bool:
+    """Whether this hand-out looks for expired leases: at most every
+    ``settings.LEASE_RECLAIM_SECONDS`` per project and process. Leases run for minutes, so a
+    second's delay frees nobody's place noticeably later, and most hand-outs skip a statement."""
+    seconds = settings.LEASE_RECLAIM_SECONDS
+    if seconds <= 0:
+        return True
+    moment = time.monotonic()
+    if _reclaim_due_at.get(project.pk, 0.0) > moment:
+        return False
+    _reclaim_due_at[project.pk] = moment + seconds
+    return True
+
+
+def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Assignment:
+    """Lease the next item for ``user`` (or give back the one they hold), with its tree.
+
+    Raises NoItemAvailable when the user's quota is reached or no item has
+    room left for them.
+    """
+    return item_lease(project=project, user=user, now=now).assignment
+
+
+def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Lease:
+    """``item_next``, telling also whether the item starts with no answers (saving the API's
+    next-item response a read)."""
+    for attempt in range(3):
+        try:
+            # A new lease and its log entry are one statement (``sql.together``).
+            with transaction.atomic(), sql.together():
+                moment = now or timezone.now()
+                assignment, answers = _item_next(project, user, moment)
+                tree_columns = sql.columns(ConversationTree, "tree")
+                row = sql.fetch_one(
+                    f"SELECT {tree_columns.sql} FROM {sql.table(ConversationTree)} tree WHERE tree.id = %s",
+                    [assignment.tree_id],
+                )
+                assignment.tree = tree_columns.load(row)
+                if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
+                    audit_record("assignment.lease", target=assignment.tree, scope=project.name, actor=user)
+            return Lease(assignment, answers)
+        except IntegrityError:
+            # The same user asked twice at once and both picked one item: ask again.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _item_next(
+    project: Project, user: AbstractBaseUser, now: datetime
+) -> tuple[Assignment, dict[str, Any] | None]:
+    full_config = project_config(project)
+    config = full_config.assignment
+    lease = timedelta(minutes=config.lease_minutes)
+    if _reclaim_due(project):
+        leases_reclaim(project, now)
+
+    tree_id = None
+    if config.max_items_per_user is None and not full_config.quality.enabled:
+        # Most hand-outs: no quota, gold checks or training to reckon with, and an annotator
+        # who holds nothing here, which the taking statement checks itself (one read fewer).
+        tree_id = _take_open_item(
+            project, user, config.annotations_per_item, config.order, unless_holding=True
+        )
+    if tree_id is None:
+        held = _held_or_due(project, user, now, config, lease)
+        if held is not None:
+            return held
+        tree_id = _take_open_item(project, user, config.annotations_per_item, config.order)
+    if tree_id is None:
+        raise NoItemAvailable("done", "no items are waiting for you in this project right now")
+    assignment = _lease_new(project, user, tree_id, now, lease)
+    # The user never had this item, so they have no answers to it but the drafts started now.
+    return assignment, ({} if not _start_drafts(project, assignment, now) else None)
+
+
+def _lease_new(
+    project: Project,
+    user: AbstractBaseUser,
+    tree_id: int,
+    now: datetime,
+    lease: timedelta,
+    kind: str = Assignment.Kind.WORK,
+) -> Assignment:
+    """A new lease of ``tree_id`` (its key set at the end of the transaction's ``sql.together``)."""
+    (assignment,) = sql.insert(
+        [
+            Assignment(
+                project=project,
+                tree_id=tree_id,
+                user=user,
+                kind=kind,
+                status=LEASED,
+                leased_at=now,
+                lease_expires_at=now + lease,
+                updated_at=now,
+            )
+        ]
+    )
+    return assignment
+
+
+def _held_or_due(
+    project: Project, user: AbstractBaseUser, now: datetime, config: Any, lease: timedelta
+) -> tuple[Assignment, dict[str, Any] | None] | None:
+    """What comes before new work: the lease the user holds, the work they lost to an expired
+    lease, a gold check or training item when due (raising NoItemAvailable past their quota).
+    None when it is new work's turn."""
+    # The lease they hold, else the work they lost to an expired lease: one read of both, the
+    # held lease first (work a reviewer sent back before the rest).
+    assignment_columns = sql.columns(Assignment, "mine")
+    own = [
+        assignment_columns.load(row)
+        for row in sql.fetch_all(
+            # The statuses written out: the plan PostgreSQL keeps for the prepared statement
+            # can then use the index of exactly these (models.Assignment, assignment_held).
+            f"SELECT {assignment_columns.sql} FROM {sql.table(Assignment)} mine "
+            f"WHERE mine.project_id = %s AND mine.user_id = %s AND mine.status IN ('{LEASED}', '{EXPIRED}') "
+            "ORDER BY CASE WHEN mine.status = %s THEN 0 ELSE 1 END, "
+            "CASE WHEN mine.review_status = %s THEN 0 ELSE 1 END, mine.leased_at" + sql.lock(),
+            [project.pk, user.pk, LEASED, Assignment.ReviewStatus.REJECTED],
+        )
+    ]
+    if own and own[0].status == LEASED:
+        current = own[0]
+        current.lease_expires_at = now + lease
+        current.save(update_fields=["lease_expires_at"])
+        return current, None
+
+    if config.max_items_per_user is not None:
+        # One person asking twice at once (two tabs) must not pass the count twice: the
+        # second request waits on their user row until the first has taken its item.
+        list(
+            get_user_model()
+            .objects.select_for_update(no_key=True)
+            .filter(pk=user.pk)
+            .values_list("pk", flat=True)
+        )
+        taken = (
+            Assignment.objects.filter(project=project, user=user, status__in=[LEASED, SUBMITTED])
+            .exclude(kind=Assignment.Kind.TRAINING)
+            .count()
+        )
+        if taken >= config.max_items_per_user:
+            raise NoItemAvailable(
+                "quota", f"you have done your {config.max_items_per_user} items in this project — thank you"
+            )
+
+    # Work the user started and lost to an expired lease comes back first, if it still has room.
+    for assignment in own:
+        # Gold checks and training come back whatever their item's overlap: they take no place in it.
+        counted = assignment.kind == Assignment.Kind.WORK
+        item = (
+            ProjectItem.objects.select_for_update(skip_locked=True)
+            .filter(project=project, tree_id=assignment.tree_id, active_count__lt=config.annotations_per_item)
+            .first()
+            if counted
+            else None
+        )
+        if item is not None or not counted:
+            if item is not None:
+                items = ProjectItem.objects.filter(pk=item.pk)
+                items.places_change(overlap=config.annotations_per_item, active=1)
+            assignment.status, assignment.leased_at = LEASED, now
+            assignment.lease_expires_at, assignment.updated_at = now + lease, now
+            assignment.save(update_fields=["status", "leased_at", "lease_expires_at", "updated_at"])
+            return assignment, None
+
+    # -- gold checks and training (annotation.quality.gold): handed out outside the overlap, when due --
+    pick = gold_pick(project=project, user=user)
+    if pick is not None:
+        kind, tree_id = pick
+        assignment = _lease_new(project, user, tree_id, now, lease, kind)
+        _start_drafts(project, assignment, now)
+        return assignment, None
+    # -- end of gold checks and training --
+    return None
+
+
+# The order items are handed out in, by ``assignment.order`` (ties broken by tree, so that it
+# is total); each has an index on the project's items that walks it (annotation.models).
+ORDER_BY = {
+    "random": "item.shuffle_key, item.tree_id",
+    "fewest_annotations_first": "item.submitted_count, item.active_count, item.tree_id",
+    "sequential": "item.tree_id",
+}
+
+
+def _take_open_item(
+    project: Project, user: AbstractBaseUser, overlap: int, order: str, *, unless_holding: bool = False
+) -> int | None:
+    """Take a place in the first item, in ``order``, with room under ``overlap`` that ``user``
+    never had; returns its tree (None when there is none, or ``unless_holding`` when the user
+    holds a lease or lost one to expiry here). One statement: the hot path of the hand-out,
+    written as SQL so that it costs one round trip and no query building.
+
+    On PostgreSQL the candidate is locked with SKIP LOCKED, so concurrent hand-outs each take
+    a different item, and the overlap is checked again on the locked row; on SQLite the
+    transaction already holds the write lock.
+    """
+    items, assignments = sql.table(ProjectItem), sql.table(Assignment)
+    # Checked once for the statement; the statuses written out for the index of exactly those
+    # (models.Assignment, assignment_held), as in the read of held leases.
+    holding = (
+        f"AND NOT EXISTS (SELECT 1 FROM {assignments} held WHERE held.project_id = %s "
+        f"AND held.user_id = %s AND held.status IN ('{LEASED}', '{EXPIRED}')) "
+        if unless_holding
+        else ""
+    )
+    # The conditions of the orders' partial indexes (models.OPEN), then the overlap itself,
+    # which is_full follows (``ProjectItemQuerySet.places_change`` in SQL).
+    row = sql.fetch_one(
+        f"UPDATE {items} SET active_count = active_count + 1, is_full = active_count + 1 >= %s WHERE id = ("
+        f"SELECT item.id FROM {items} item WHERE item.project_id = %s AND NOT item.is_gold "
+        f"AND NOT item.is_full AND item.active_count < %s {holding}"
+        f"AND NOT EXISTS (SELECT 1 FROM {assignments} mine "
+        f"WHERE mine.project_id = %s AND mine.user_id = %s AND mine.tree_id = item.tree_id{sql.per_row()}) "
+        f"ORDER BY {ORDER_BY[order]} LIMIT 1{sql.lock(skip_locked=True)}) RETURNING tree_id",
+        [
+            overlap,
+            project.pk,
+            overlap,
+            *([project.pk, user.pk] if unless_holding else []),
+            project.pk,
+            user.pk,
+        ],
+    )
+    return row[0] if row else None
+
+
+def _start_drafts(project: Project, assignment: Assignment, now: datetime) -> bool:
+    """Fix what must not change between visits: the shuffled order of compared siblings.
+    Returns whether the item needed any."""
+    schemes = [
+        scheme
+        for scheme in project_config(project).schemes
+        if isinstance(scheme, TreeAnnotation) and scheme.comparison_enabled
+    ]
+    if not schemes:
+        return False
+    shape = tree_shape(assignment.tree_id)
+    rng = random.Random()
+    Annotation.objects.bulk_create(
+        [
+            Annotation(
+                project=project,
+                tree_id=assignment.tree_id,
+                user_id=assignment.user_id,
+                scheme=scheme.name,
+                payload=scheme.initial_payload(shape, rng),
+                created_at=now,
+                updated_at=now,
+            )
+            for scheme in schemes
+        ],
+        ignore_conflicts=True,
+    )
+    return True
+
+
+# -- gold checks and training in the hand-out -------------------------------------------------
+
+
+def gold_pick(*, project: Project, user: AbstractBaseUser) -> tuple[str, int] | None:
+    """The kind and tree of the gold item ``user`` gets next, or None for regular work.
+
+    Training comes first while it is on and not passed; an annotator who
+    failed it gets nothing more. Then a gold item when one is due. At most
+    three queries: the training's state, the gold count, the item.
+    """
+    quality = project_config(project).quality
+    if not quality.enabled:
+        return None
+    if quality.training.enabled:
+        status = training_status(project=project, user=user, training=quality.training)
+        if status.state == FAILED:
+            raise NoItemAvailable(
+                "training_failed", "you did not pass this project's training; its managers can tell you more"
+            )
+        if status.state != PASSED:
+            tree_id = _unseen_gold(project, user, ("tree_id",))
+            if tree_id is None:
+                raise NoItemAvailable(
+                    "training", "the training is not ready yet (too few gold items); try again later"
+                )
+            return TRAINING, tree_id
+    if quality.gold_rate > 0 and _gold_due(project, user, quality.gold_rate):
+        tree_id = _unseen_gold(project, user, ("shuffle_key", "tree_id"))
+        if tree_id is not None:
+            return GOLD, tree_id
+    return None
+
+
+def _gold_due(project: Project, user: AbstractBaseUser, rate: float) -> bool:
+    counts = (
+        Assignment.objects.filter(project=project, user=user)
+        .exclude(kind=TRAINING)
+        .aggregate(handed=Count("pk"), gold=Count("pk", filter=Q(kind=GOLD)))
+    )
+    # The tolerance keeps 10 · 0.1 at 1, not 0.999….
+    return counts["gold"] < math.floor((counts["handed"] + 1) * rate + 1e-9)
+
+
+def _unseen_gold(project: Project, user: AbstractBaseUser, order: tuple[str, ...]) -> int | None:
+    seen = Assignment.objects.filter(project=project, user=user, tree_id=OuterRef("tree_id"))
+    return (
+        ProjectItem.objects.filter(project=project, is_gold=True)
+        .filter(~Exists(seen))
+        .order_by(*order)
+        .values_list("tree_id", flat=True)
+        .first()
+    )

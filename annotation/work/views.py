@@ -1,0 +1,142 @@
+"""The annotator's pages: their projects, a project's start page, and the annotate page.
+
+Views are thin: a selector or service call, a permission check through
+``annotation.permissions``, a template. The annotate page's script then
+talks to the JSON API (``annotation/api``) for drafts, submission and skips.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+)
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import permissions
+from annotation.exports.views import ExportForm
+from annotation.models import Assignment, Project
+from annotation.projects.config import project_config
+from annotation.projects.links import project_links
+from annotation.projects.selectors import project_progress, project_visible_get
+from annotation.projects.views import forbidden
+from annotation.quality.training import TrainingStatus, training_feedback, training_status
+from annotation.schemes import Scheme
+from annotation.work.assignment import NoItemAvailable, item_next
+from annotation.work.item_json import item_data
+from annotation.work.selectors import ItemView, item_view, review_returned
+from annotation.work.submissions import NotAssigned
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def project_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: the project's instructions and progress. POST: lease the next item and go to it."""
+    project = project_visible_get(user=request.user, name=name)
+    if project.mode == Project.Mode.COLLECT:
+        # Collection projects grow trees through tasks: their pages are annotation.collection's.
+        return redirect("collection:picker", name=project.name)
+    can_annotate = permissions.can_annotate(request.user, project)
+    if request.method == "POST":
+        if not can_annotate:
+            return forbidden(request, "You are not an annotator in this project.", project)
+        try:
+            assignment = item_next(project=project, user=request.user)
+        except NoItemAvailable as nothing:
+            progress = project_progress(project=project, user=request.user)
+            context = {"project": project, "reason": nothing.reason, "message": nothing.message}
+            return render(request, "annotation/nothing_left.html", context | {"progress": progress})
+        return redirect("annotation:item", name=project.name, tree_id=assignment.tree_id)
+    context = {
+        "project": project,
+        "progress": project_progress(project=project, user=request.user),
+        "can_annotate": can_annotate,
+        "can_manage": permissions.can_manage(request.user, project),
+        "can_review": permissions.can_review(request.user, project),
+        "links": project_links(request.user, project),
+    }
+    if permissions.can_export(request.user, project):
+        context["export_form"] = ExportForm()
+    return render(request, "annotation/project_detail.html", context)
+
+
+@require_GET
+@login_required
+def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse:
+    """The annotate page of the user's own item; anyone else's is refused.
+
+    Managers and reviewers are refused too unless the item is theirs as
+    annotators: this page only ever shows its viewer's own answers.
+    """
+    project = project_visible_get(user=request.user, name=name)
+    try:
+        item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
+    except NotAssigned:
+        return forbidden(request, "This item is not assigned to you.", project)
+    context = {
+        "project": project,
+        "item": item,
+        # Work a reviewer sent back says why, on the page its annotator fixes it on.
+        "returned": review_returned(assignment=item.assignment),
+        "page_data": _annotate_page_data(item),
+        # A training item says so, and where the annotator is in the training (annotation.quality.training).
+        "training": _training(item),
+        "widget_scripts": _widget_files(project_config(project).schemes, "widget_script"),
+        "widget_stylesheets": _widget_files(project_config(project).schemes, "widget_stylesheet"),
+    }
+    return render(request, "annotation/annotate.html", context)
+
+
+def _widget_files(schemes: list[Scheme], attribute: str) -> list[str]:
+    """The extra widget files the page needs, once each, for its schemes and node schemes:
+    their ``widget_script`` or their ``widget_stylesheet`` files."""
+    scripts: list[str] = []
+    for scheme in schemes:
+        for kind in (scheme, getattr(scheme, "node_scheme", None)):
+            script = getattr(kind, attribute, None)
+            if script and script not in scripts:
+                scripts.append(script)
+    return scripts
+
+
+def _annotate_page_data(item: ItemView) -> dict[str, Any]:
+    """What the page script starts from: the item exactly as GET item gives it, the schemes and the URLs."""
+    project, tree_id = item.project, item.tree.pk
+    return {
+        # The tree's messages come in here too: the script draws the rows (with
+        # textContent), which for a 1,000-message tree is ten times cheaper
+        # than rendering them through the template engine.
+        "item": item_data(item),
+        "schemes": [scheme.as_config() for scheme in project_config(project).schemes],
+        "editable": item.editable,
+        "urls": {
+            "draft": reverse("api:item-draft", kwargs={"name": project.name, "tree_id": tree_id}),
+            "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),
+            "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
+        },
+    } | _training_page_data(item)
+
+
+def _training(item: ItemView) -> TrainingStatus | None:
+    if item.assignment.kind != Assignment.Kind.TRAINING:
+        return None
+    return training_status(project=item.project, user=item.assignment.user_id)
+
+
+def _training_page_data(item: ItemView) -> dict[str, Any]:
+    """A training item is closed once submitted, and shows its feedback again when revisited."""
+    assignment = item.assignment
+    if assignment.kind != Assignment.Kind.TRAINING:
+        return {}
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return {"training": True}
+    return {
+        "training": True,
+        "editable": False,
+        "feedback": training_feedback(project=item.project, assignment=assignment),
+    }
