@@ -133,11 +133,12 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        # Hashed, compressed files in production (after collectstatic); plain
+        # Hashed, compressed files in production (after collectstatic), module
+        # imports pointing at the hashed names (config/static_storage.py); plain
         # files straight from the source folders when developing.
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG or not env_bool("STATIC_MANIFEST", True)
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+        else "config.static_storage.CompressedManifestModuleStorage",
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG

@@ -272,7 +272,7 @@ def test_the_annotate_page_never_lets_message_text_out_as_markup_and_runs_only_i
     assert page_data(response)["item"]["tree"]["messages"][0]["text"] == text
     assert Scripts(html).scripts == [
         {"id": "annotate-data", "type": "application/json"},
-        {"src": "/static/annotation/annotate.js", "defer": None},
+        {"type": "module", "src": "/static/annotation/annotate.js"},
     ]
     assert " on" + "click=" not in html
     assert "style=" not in html

@@ -1,0 +1,240 @@
+/* Saving on the annotate page: drafts as the annotator goes, submit, skip,
+ * and what happens when the server refuses.
+ *
+ * Every change is saved as a draft after a short pause (PUT .../draft with
+ * the version it was based on, and the time spent on the page while it was
+ * visible); a save the network lost is tried again. A 409 (the item changed
+ * in another tab: stale_version), 403 or 404 stops saving for good and
+ * offers a reload or the next item; other refusals list the server's errors
+ * and keep the changes unsaved. Submit and skip wait for a save under way,
+ * then POST and load the next item (or show a training item's feedback).
+ * Leaving with unsaved changes asks first.
+ */
+
+import { el } from "./elements.js";
+
+var SAVE_DELAY_MS = 600;
+var RETRY_DELAY_MS = 5000;
+var MAX_TIME_MS = 3600000;
+
+// options: part, data (the page data: the item's version, the API URLs),
+// item ({editable}), answers (answers.js) and onFeedback(feedback), called
+// when a submitted training item answers with its expected answers.
+export function createAutosave(options) {
+  var part = options.part;
+  var data = options.data;
+  var item = options.item;
+  var answers = options.answers;
+  var version = data.item.assignment.version;
+  var statusElement = part("save-status");
+  var conflictBox = part("conflict");
+  var errorBox = part("errors");
+  var nextForm = part("next-form");
+  var csrfToken = nextForm.querySelector("[name=csrfmiddlewaretoken]").value;
+  var saveTimer = null;
+  var inFlight = null;
+  var dirty = false;
+  var stopped = false;
+  var leaving = false;
+  var visibleSince = document.hidden ? null : Date.now();
+  var bankedMs = 0;
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && visibleSince !== null) {
+      bankedMs += Date.now() - visibleSince;
+      visibleSince = null;
+    } else if (!document.hidden && visibleSince === null) {
+      visibleSince = Date.now();
+    }
+  });
+
+  function takeTime() {
+    var spent = bankedMs + (visibleSince === null ? 0 : Date.now() - visibleSince);
+    bankedMs = 0;
+    if (visibleSince !== null) {
+      visibleSince = Date.now();
+    }
+    return Math.min(Math.round(spent), MAX_TIME_MS);
+  }
+
+  function setStatus(text) {
+    statusElement.textContent = text;
+  }
+
+  function changed() {
+    if (!item.editable || stopped) {
+      return;
+    }
+    dirty = true;
+    setStatus("Unsaved changes…");
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(save, SAVE_DELAY_MS);
+  }
+
+  function send(method, url, body) {
+    return fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      return response.json().catch(function () {
+        return {};
+      }).then(function (json) {
+        return { ok: response.ok, status: response.status, body: json };
+      });
+    }, function () {
+      return { ok: false, status: 0, body: {} };
+    });
+  }
+
+  function writeBody() {
+    return { annotations: answers.collect(), version: version, time_spent_ms: takeTime() };
+  }
+
+  function save() {
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    if (inFlight) {
+      return inFlight.then(save);
+    }
+    if (stopped || !dirty) {
+      return Promise.resolve(!stopped);
+    }
+    dirty = false;
+    setStatus("Saving…");
+    var body = writeBody();
+    inFlight = send("PUT", data.urls.draft, body).then(function (result) {
+      inFlight = null;
+      if (result.ok) {
+        version = result.body.version;
+        errorBox.hidden = true;
+        setStatus(dirty ? "Unsaved changes…" : "All changes saved");
+        return true;
+      }
+      bankedMs += body.time_spent_ms;
+      dirty = true;
+      failed(result, "Not saved");
+      if (result.status === 0) {
+        saveTimer = setTimeout(save, RETRY_DELAY_MS);
+      }
+      return false;
+    });
+    return inFlight;
+  }
+
+  function failed(result, what) {
+    var body = result.body || {};
+    if (result.status === 0) {
+      setStatus(what + ": the server could not be reached; trying again shortly.");
+      return;
+    }
+    setStatus(what + ".");
+    if (result.status === 409 || result.status === 403 || result.status === 404) {
+      stopped = true;
+      conflictBox.hidden = false;
+      var stale = body.code === "stale_version";
+      part("conflict-message").textContent = stale
+        ? "This item was changed in another tab or window (it is now at version " + body.current_version + "). Reload to see the latest answers; changes made here since the last save will be lost."
+        : (body.message || "This item can no longer be saved.") + ".";
+      // A newer version is worth reloading; an item lost or closed is not.
+      part("reload").hidden = !stale;
+      part("next-item").hidden = stale;
+      part(stale ? "reload" : "next-item").focus();
+      return;
+    }
+    var list = part("error-list");
+    list.textContent = "";
+    (body.errors && body.errors.length ? body.errors : [{ path: "", message: body.message || "the server refused the answers (" + result.status + ")" }]).forEach(function (error) {
+      list.appendChild(el("li", {}, [error.path ? el("code", { text: error.path }) : null, error.path ? ": " : "", error.message]));
+    });
+    errorBox.hidden = false;
+  }
+
+  function finish(url, body, label) {
+    if (!item.editable || stopped || leaving) {
+      return;
+    }
+    leaving = true;
+    clearTimeout(saveTimer);
+    Promise.resolve(inFlight).then(function () {
+      if (stopped) {
+        leaving = false;
+        return;
+      }
+      setStatus(label + "…");
+      return send("POST", url, body()).then(function (result) {
+        if (result.ok) {
+          dirty = false;
+          version = result.body.version;
+          if (result.body.feedback) {
+            options.onFeedback(result.body.feedback);
+            return;
+          }
+          setStatus(label + ": done. Loading the next item…");
+          nextForm.submit();
+        } else {
+          leaving = false;
+          failed(result, label + " failed");
+        }
+      });
+    });
+  }
+
+  function submit() {
+    finish(data.urls.submit, writeBody, "Submitting");
+  }
+
+  function skip() {
+    if (!item.editable || stopped) {
+      return;
+    }
+    if (window.confirm("Skip this item? It goes to someone else and you will not see it again.")) {
+      finish(data.urls.skip, function () {
+        return { version: version };
+      }, "Skipping");
+    }
+  }
+
+  window.addEventListener("beforeunload", function (event) {
+    if (item.editable && !stopped && !leaving && (dirty || inFlight)) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  function next() {
+    leaving = true;
+    nextForm.submit();
+  }
+
+  // Nothing more is saved, and the page may be left without asking (a
+  // training item's feedback is showing).
+  function end() {
+    stopped = true;
+    leaving = true;
+  }
+
+  part("reload").addEventListener("click", function () {
+    leaving = true;
+    window.location.reload();
+  });
+  part("next-item").addEventListener("click", next);
+  var submitButton = part("submit");
+  if (submitButton) {
+    submitButton.addEventListener("click", submit);
+  }
+  var skipButton = part("skip");
+  if (skipButton) {
+    skipButton.addEventListener("click", skip);
+  }
+
+  return {
+    changed: changed,
+    submit: submit,
+    skip: skip,
+    setStatus: setStatus,
+    next: next,
+    end: end,
+  };
+}

@@ -1,0 +1,169 @@
+/* The keys of the annotate page, and its help dialog (?).
+ *
+ * The tree moves like a WAI-ARIA tree (arrows, Home, End; j and k too),
+ * Enter opens the focused message, Esc closes it, p / Backspace / c drive
+ * the first path scheme, 1-9 answer in the active widget and Ctrl+Enter
+ * submits. Keys typed into a text field stay there; arrows, Home, End and
+ * Enter act only on the tree (or the page), not inside a widget. The
+ * dialog's table in templates/annotation/annotate.html lists them.
+ */
+
+// options: part, tree (tree_view.js), panel (panel.js), path (path.js),
+// widgets (widgets.js), item ({editable}), flash (flash.js) and autosave
+// (autosave.js).
+export function listenForKeys(options) {
+  var part = options.part;
+  var tree = options.tree;
+  var panel = options.panel;
+  var path = options.path;
+  var widgets = options.widgets;
+  var item = options.item;
+  var flash = options.flash;
+  var rows = tree.rows;
+  var help = part("help");
+
+  function openHelp() {
+    if (!help.open) {
+      help.showModal();
+    }
+  }
+
+  help.addEventListener("close", tree.focusCurrent);
+
+  function isTextEntry(target) {
+    if (!target || !target.tagName) {
+      return false;
+    }
+    if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") {
+      return true;
+    }
+    return target.tagName === "INPUT" && ["radio", "checkbox", "button", "submit"].indexOf(target.type) < 0;
+  }
+
+  function activeWidget() {
+    // The widget holding the focus, else the open message's own widget, else
+    // its first comparison not answered yet.
+    var holder = document.activeElement && document.activeElement.closest ? document.activeElement.closest("[data-widget]") : null;
+    var held = holder ? widgets.tracked(holder) : null;
+    if (held) {
+      return held;
+    }
+    var panelWidgets = panel.widgets();
+    if (panel.openId() === null || !panelWidgets.length) {
+      return null;
+    }
+    var first = panelWidgets[0];
+    if (!first.answered) {
+      return first;
+    }
+    return panelWidgets.find(function (widget) {
+      return widget.answered && !widget.answered();
+    }) || first;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      options.autosave.submit();
+      return;
+    }
+    if (help.open || event.altKey || event.ctrlKey || event.metaKey || isTextEntry(event.target)) {
+      return;
+    }
+    var target = event.target;
+    var onRow = target.getAttribute && target.getAttribute("role") === "treeitem";
+    var onPage = onRow || target === document.body || target === document.documentElement;
+    var current = tree.currentIndex();
+    var pathScheme = path.keyed;
+    switch (event.key) {
+      case "?":
+        openHelp();
+        break;
+      case "j":
+        tree.focusRow(tree.visibleFrom(current, 1));
+        break;
+      case "k":
+        tree.focusRow(tree.visibleFrom(current, -1));
+        break;
+      case "ArrowDown":
+      case "ArrowUp":
+        if (!onPage) {
+          return;
+        }
+        tree.focusRow(tree.visibleFrom(current, event.key === "ArrowDown" ? 1 : -1));
+        break;
+      case "ArrowRight":
+        if (!onPage) {
+          return;
+        }
+        if (tree.isFolded(current)) {
+          tree.setExpanded(current, true);
+        } else if (rows[current].hasAttribute("aria-expanded")) {
+          tree.focusRow(current + 1);
+        }
+        break;
+      case "ArrowLeft":
+        if (!onPage) {
+          return;
+        }
+        if (rows[current].hasAttribute("aria-expanded") && !tree.isFolded(current)) {
+          tree.setExpanded(current, false);
+        } else if (tree.parentOf(tree.currentId()) !== null) {
+          tree.focusRow(tree.indexOf(tree.parentOf(tree.currentId())));
+        }
+        break;
+      case "Home":
+      case "End":
+        if (!onPage) {
+          return;
+        }
+        tree.focusRow(event.key === "Home" ? 0 : tree.visibleFrom(rows.length, -1));
+        break;
+      case "Enter":
+        if (!onPage || !rows.length) {
+          return;
+        }
+        panel.open(tree.currentId());
+        break;
+      case "Escape":
+        if (panel.openId() === null) {
+          return;
+        }
+        panel.close();
+        break;
+      case "p":
+        if (!pathScheme || !rows.length) {
+          return;
+        }
+        path.add(pathScheme, tree.currentId());
+        break;
+      case "Backspace":
+        if (!pathScheme || !onPage) {
+          return;
+        }
+        path.removeLast(pathScheme);
+        break;
+      case "c":
+        if (!pathScheme) {
+          return;
+        }
+        path.clear(pathScheme);
+        break;
+      default:
+        if (!/^[1-9]$/.test(event.key)) {
+          return;
+        }
+        var widget = activeWidget();
+        if (!widget) {
+          flash("Open a message first (Enter), or move to a question with Tab.");
+        } else if (!item.editable) {
+          flash("This item can no longer be changed.");
+        } else if (!widget.key(parseInt(event.key, 10))) {
+          return;
+        }
+    }
+    event.preventDefault();
+  });
+
+  part("help-open").addEventListener("click", openHelp);
+}

@@ -1,0 +1,96 @@
+/* The message panel of the annotate page: the open message's whole text,
+ * the message it replies to, its widgets and the comparisons of its replies.
+ *
+ * Opening a message only reads the answers: each widget's callback is bound
+ * to the message's own id, so a widget can only ever write that message's
+ * answer, and the path changes through the path commands alone.
+ */
+
+// options: part (the page's parts by data- name), tree (tree_view.js),
+// answers (answers.js), widgets (widgets.js), markRow (row_marks.js),
+// comparisons (comparisons.js) and changed (autosave.js).
+export function createPanel(options) {
+  var part = options.part;
+  var tree = options.tree;
+  var answers = options.answers;
+  var widgets = options.widgets;
+  var markRow = options.markRow;
+  var changed = options.changed;
+  var treeSchemes = answers.treeSchemes;
+  var panel = part("panel");
+  var openId = null;
+  var panelWidgets = [];
+
+  function openNode(id) {
+    if (openId !== null && tree.has(openId)) {
+      tree.setOpen(openId, false);
+    }
+    openId = id;
+    tree.setOpen(id, true);
+    panel.hidden = false;
+    panel.dataset.node = id;
+    part("panel-heading").textContent = "Message " + id;
+    part("panel-role").textContent = tree.roleOf(id);
+    part("panel-id").textContent = id;
+    part("panel-text").textContent = tree.textOf(id);
+    var parent = tree.parentOf(id);
+    part("panel-context").hidden = parent === null;
+    part("panel-parent-id").textContent = parent === null ? "" : parent;
+    part("panel-parent-text").textContent = parent === null ? "" : tree.textOf(parent);
+
+    panelWidgets = [];
+    var widgetsBox = part("panel-widgets");
+    widgetsBox.textContent = "";
+    treeSchemes.forEach(function (scheme) {
+      if (!scheme.rates_nodes) {
+        return;
+      }
+      var state = answers.get(scheme.name);
+      var type = scheme.node_scheme.annotation_type;
+      var title = scheme.node_scheme.description || widgets.titleOf(type) || "Answer";
+      var legend = treeSchemes.length > 1 ? title + " (" + scheme.name + ")" : title;
+      // The callback is bound to this node's id: a widget can only ever write its own node's answer.
+      var widget = widgets.track(widgets.build(type, scheme.node_scheme, legend, state.nodes.get(id), function (payload) {
+        if (payload === null) {
+          state.nodes.delete(id);
+        } else {
+          state.nodes.set(id, payload);
+        }
+        markRow(id);
+        changed();
+      }));
+      widget.element.dataset.scheme = scheme.name;
+      panelWidgets.push(widget);
+      widgetsBox.appendChild(widget.element);
+    });
+    options.comparisons.render(part("panel-comparisons"), id).forEach(function (widget) {
+      panelWidgets.push(widget);
+    });
+  }
+
+  function closePanel() {
+    if (openId === null) {
+      return;
+    }
+    tree.setOpen(openId, false);
+    openId = null;
+    panelWidgets = [];
+    panel.hidden = true;
+    tree.focusCurrent();
+  }
+
+  part("panel-close").addEventListener("click", closePanel);
+
+  return {
+    open: openNode,
+    close: closePanel,
+    // The open message's id, null when the panel is closed.
+    openId: function () {
+      return openId;
+    },
+    // The open message's widgets, its own first, then its replies' comparisons.
+    widgets: function () {
+      return panelWidgets;
+    },
+  };
+}
