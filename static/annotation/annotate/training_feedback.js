@@ -1,7 +1,7 @@
 /* Training feedback on the annotate page.
  *
  * A submitted training item answers with its expected answers beside the
- * annotator's (annotation.training): shown here, with the score and where
+ * annotator's (annotation.quality.training): shown here, with the score and where
  * the training stands, until they go on to the next item. The answers stay
  * as they were sent: nothing can be changed or saved any more. Gold checks
  * in the real work never answer with any.
