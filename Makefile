@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint format browser bench clean
+.PHONY: install run local-env test lint format browser bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,10 +16,36 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## Migrate, load the demo project and serve it on SQLite at http://127.0.0.1:8000
-run: install
-	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py load_demo
-	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+run: install local-env
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+## The checkout's own settings (DEBUG=1, a new SECRET_KEY), read by config/settings.py:
+## written once, never overwritten (delete the file for a new key). Not for production.
+LOCAL_ENV ?= var/local.env
+local-env:
+	@$(PYTHON) -c "$$WRITE_LOCAL_ENV" '$(LOCAL_ENV)'
+
+define WRITE_LOCAL_ENV
+import os, secrets, sys
+path = sys.argv[1]
+os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+try:
+    out = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w")
+except FileExistsError:
+    sys.exit(0)
+with out:
+    out.write(
+        "# This checkout's settings for local use, written once by make run (docs/deploying.md).\n"
+        "# Variables set in the environment win; with SECRET_KEY set there, this file is not read.\n"
+        "# Never use it in production.\n"
+        "DEBUG=1\n"
+        f"SECRET_KEY={secrets.token_urlsafe(50)}\n"
+    )
+print(f"wrote {path}: DEBUG=1 and a new SECRET_KEY, for local use")
+endef
+export WRITE_LOCAL_ENV
 
 ## Lint and run the whole suite in two workers (against $$DATABASE_URL when it is set)
 test: install

@@ -1,10 +1,13 @@
 """Branchpoint settings, read from the environment.
 
 Every switch has a safe production default except the ones that cannot have
-one: SECRET_KEY must be given unless DEBUG is on.
+one: SECRET_KEY must be given unless DEBUG is on. A checkout with nothing
+configured reads its local settings file instead (var/local.env, written once
+by ``make run``: DEBUG=1 and a generated SECRET_KEY); see docs/deploying.md.
 """
 
 import contextlib
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -13,6 +16,43 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def local_settings_read(path: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of a local settings file.
+
+    Blank lines and ``#`` comments are skipped; one pair of quotes around a
+    value is taken off. A line of another shape is an error naming its place.
+    """
+    values = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, equals, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not key.isidentifier():
+            raise ImproperlyConfigured(f"{path} line {number}: expected KEY=VALUE, got {line!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[key] = value
+    return values
+
+
+# A developer's checkout needs nothing exported: ``make run`` writes var/local.env once
+# (DEBUG=1, a generated SECRET_KEY) and its values fill in what the environment does not
+# give. An environment that gives SECRET_KEY is configured (production, the tests, the
+# benchmarks) and no file is read; BRANCHPOINT_LOCAL_ENV names another file, or none when
+# empty (the tests set it so, config/test_environment.py).
+LOCAL_SETTINGS_FILE = ""  # the file read, if one was
+if not env_str("SECRET_KEY"):
+    _local = env_str("BRANCHPOINT_LOCAL_ENV", str(BASE_DIR / "var" / "local.env"))
+    if _local and Path(_local).is_file():
+        LOCAL_SETTINGS_FILE = _local
+        os.environ.pop("SECRET_KEY", None)  # given empty is not given
+        for _key, _value in local_settings_read(_local).items():
+            os.environ.setdefault(_key, _value)
+
 VAR_DIR = Path(env_str("BRANCHPOINT_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)

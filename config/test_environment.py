@@ -6,6 +6,9 @@ settings, which is the only moment these can still take effect.
 
 import os
 
+# The tests never read a developer's var/local.env (config/settings.py): what they run
+# with is this file's, whatever the checkout holds.
+os.environ["BRANCHPOINT_LOCAL_ENV"] = ""
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("STATIC_MANIFEST", "0")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
