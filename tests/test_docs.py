@@ -31,7 +31,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from django.core.management import call_command, get_commands, load_command_class
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import Resolver404, resolve
@@ -412,27 +411,10 @@ def test_a_usage_line_names_a_command_with_the_options_shown(usage):
 # -- addresses ---------------------------------------------------------------------------------
 
 
-def admin_address_today(path: str) -> str:
-    """The collection app's admin pages move with its rename (app label ``workflow`` becomes
-    ``collection``): the docs give the new address, and until the rename reaches this checkout it
-    is looked up at the old one. Once an app labelled ``collection`` is installed, this does nothing."""
-    if path.startswith("/admin/collection/") and not _installed("collection") and _installed("workflow"):
-        return "/admin/workflow/" + path.removeprefix("/admin/collection/")
-    return path
-
-
-def _installed(label: str) -> bool:
-    try:
-        apps.get_app_config(label)
-    except LookupError:
-        return False
-    return True
-
-
 def endpoint_of(path: str):
     """The view an address reaches, or None (no route, or the API's JSON 404 for the rest)."""
     try:
-        match = resolve(admin_address_today(path))
+        match = resolve(path)
     except Resolver404:
         return None
     if match.url_name is None and match.route == "api/v1/":
