@@ -141,7 +141,8 @@ class ExportInput(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=list(STATUSES),
         default="submitted",
-        help_text="submitted only, or all (drafts and skips too).",
+        help_text="; ".join(f"`{name}`: {selection.description}" for name, selection in STATUSES.items())
+        + ".",
     )
     user = serializers.CharField(
         required=False, max_length=150, help_text="Only this annotator's answers (a username)."
