@@ -19,13 +19,22 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def _exact_progress_counts() -> None:
     """Count progress, look for expired leases and read the caller's token and project afresh
     on every call: tests change items, leases, tokens and members between calls within a
-    second. ``tests/annotation/test_counts.py``, ``test_assignment.py`` and
+    second. ``tests/annotation/projects/test_counts.py``, ``work/test_assignment.py`` and
     ``tests/annotation/test_recent.py`` turn the keeping back on to check it."""
     from django.conf import settings
 
     settings.PROGRESS_COUNTS_SECONDS = 0
     settings.LEASE_RECLAIM_SECONDS = 0
     settings.API_AUTH_CACHE_SECONDS = 0
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_chance_pruning_of_rate_windows() -> None:
+    """The throttle prunes old rate windows by chance (one new window in a thousand), which
+    would add a statement to a request now and then and break query-count specs."""
+    from annotation.api import throttling
+
+    throttling.PRUNE_CHANCE = 0
 
 
 @pytest.fixture(autouse=True, scope="session")
