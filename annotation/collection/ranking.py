@@ -1,36 +1,40 @@
-"""Ranking consensus: Tideman's ranked pairs, with a deterministic tie rule.
+"""Ranking consensus: Tideman's ranked pairs, computed as Open-Assistant computes it.
 
 ``ranked_pairs(rankings)`` takes rankings best first and returns the
-consensus best first (index = rank, 0 = best), over the candidates that
-every ranking contains — as Open-Assistant scores sibling replies, whose
-rankers may have seen different sets (a reply deleted meanwhile).
+consensus best first (index = rank, 0 = best).
 
-1. For each pair of candidates count the rankings that put one above the
-   other; the pair with more votes is a majority, its strength the margin.
-2. Lock majorities strongest first, skipping any that would close a cycle
-   with those already locked.
-3. Read the order off the locked graph: repeatedly take a candidate that no
+1. Tally: for each pair of candidates, count the rankings that put one above
+   the other. A ranking need not list every candidate: the ones it leaves out
+   count as tied with each other below the ones it lists (the usual
+   definition: "unstated candidates are equally worse than the stated ones").
+2. Sort: every ordered pair (a, b) whose margin (a over b, minus b over a) is
+   zero or more, strongest margin first.
+3. Lock each pair in turn unless it would close a cycle with those locked.
+4. Read the order off the locked graph: repeatedly take a candidate that no
    remaining candidate beats.
 
-Tie rule. The first ranking given is the tie-breaking ranking (Zavist and
-Tideman's TBRC, taken as the first ballot rather than drawn at random, so the
-result never varies between runs):
+Ties, as Open-Assistant's ``oasst_backend/utils/ranking.py`` has them, so a
+tree scored here gets the ranks it would get there:
 
-* majorities of equal margin are locked in the order of their winners in it,
-  and for one winner, the pair with the lower-placed loser first;
-* a pair with no majority (a tie in votes) locks nothing;
-* when several candidates are unbeaten at step 3, the one placed higher in
-  it comes first.
+* candidates are ordered by their ids (sorted), and pairs of equal margin are
+  locked in that order (by winner, then loser);
+* a pair with no majority (a tie in votes) is locked too, both ways in that
+  order, so the first way wins unless it closes a cycle: of two candidates
+  nobody separates, the one with the smaller id comes first;
+* when several candidates are unbeaten at step 4, the one with the smaller id
+  comes first — where Open-Assistant has no rule (its code then drops a
+  candidate and fails), this is ours.
 
-So unanimous rankings come back unchanged, and a perfect tie (or a cycle of
-equal strengths) resolves the way the first ranker ordered it. Plain Python,
-no database.
+So a candidate no locked pair beats never comes after one that a locked pair
+beats, and the result never depends on the order the rankings came in.
+Open-Assistant ranks only the replies every ranker saw
+(``collection.scoring`` filters the rankings so); this function takes any.
+Plain Python, no database.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
 
 
 def common_candidates(rankings: Sequence[Sequence[str]]) -> list[str]:
@@ -41,42 +45,37 @@ def common_candidates(rankings: Sequence[Sequence[str]]) -> list[str]:
     return [candidate for candidate in rankings[0] if all(candidate in other for other in others)]
 
 
-def ranked_pairs(rankings: list[list[str]]) -> list[str]:
-    """The ranked-pairs consensus of ``rankings`` (each best first), best first.
+def ranked_pairs(rankings: Sequence[Sequence[str]]) -> list[str]:
+    """The ranked-pairs consensus of ``rankings`` (each best first, each any subset of the
+    candidates), best first, over every candidate any ranking lists.
 
     Raises ValueError when a ranking lists a candidate twice.
     """
     for number, ranking in enumerate(rankings, start=1):
-        seen: set[str] = set()
-        for candidate in ranking:
-            if candidate in seen:
-                raise ValueError(f'ranking {number} lists "{candidate}" twice')
-            seen.add(candidate)
-    tie_break = common_candidates(rankings)
-    if len(tie_break) < 2:
-        return tie_break
-    place = {candidate: index for index, candidate in enumerate(tie_break)}
-    wins = _pairwise_wins(rankings, place)
+        if len(set(ranking)) != len(ranking):
+            twice = next(candidate for candidate in ranking if list(ranking).count(candidate) > 1)
+            raise ValueError(f'ranking {number} lists "{twice}" twice')
+    candidates = sorted({candidate for ranking in rankings for candidate in ranking})
+    if len(candidates) < 2:
+        return candidates
+    margin = pairwise_margins(rankings, candidates)
 
-    majorities = []
-    for a, b in combinations(tie_break, 2):
-        ab, ba = wins[(a, b)], wins[(b, a)]
-        if ab != ba:
-            winner, loser = (a, b) if ab > ba else (b, a)
-            majorities.append((abs(ab - ba), winner, loser))
-    majorities.sort(key=lambda pair: (-pair[0], place[pair[1]], -place[pair[2]]))
+    # Every ordered pair with a margin of zero or more, built winner-major in id order and
+    # sorted stably: equal margins keep that order.
+    pairs = [(a, b) for a in candidates for b in candidates if a != b and margin[(a, b)] >= 0]
+    pairs.sort(key=lambda pair: -margin[pair])
 
-    beats: dict[str, set[str]] = {candidate: set() for candidate in tie_break}
-    for _, winner, loser in majorities:
+    beats: dict[str, set[str]] = {candidate: set() for candidate in candidates}
+    for winner, loser in pairs:
         if not _reaches(beats, loser, winner):
             beats[winner].add(loser)
 
-    beaten_by = {candidate: 0 for candidate in tie_break}
+    beaten_by = {candidate: 0 for candidate in candidates}
     for losers in beats.values():
         for loser in losers:
             beaten_by[loser] += 1
     order: list[str] = []
-    remaining = list(tie_break)  # kept in tie-break order
+    remaining = list(candidates)  # in id order
     while remaining:
         chosen = next(candidate for candidate in remaining if beaten_by[candidate] == 0)
         remaining.remove(chosen)
@@ -86,14 +85,21 @@ def ranked_pairs(rankings: list[list[str]]) -> list[str]:
     return order
 
 
-def _pairwise_wins(rankings: Sequence[Sequence[str]], place: dict[str, int]) -> dict[tuple[str, str], int]:
-    """``wins[(a, b)]``: how many rankings put ``a`` above ``b`` (over the common candidates)."""
-    wins = {(a, b): 0 for a in place for b in place if a != b}
+def pairwise_margins(
+    rankings: Sequence[Sequence[str]], candidates: Sequence[str]
+) -> dict[tuple[str, str], int]:
+    """``margin[(a, b)]``: how many rankings put ``a`` above ``b``, less how many put ``b``
+    above ``a``; a candidate a ranking lists is above every one it leaves out."""
+    wins = {(a, b): 0 for a in candidates for b in candidates if a != b}
     for ranking in rankings:
-        kept = [candidate for candidate in ranking if candidate in place]
-        for above, below in combinations(kept, 2):
-            wins[(above, below)] += 1
-    return wins
+        listed = set(ranking)
+        unlisted = [candidate for candidate in candidates if candidate not in listed]
+        for index, above in enumerate(ranking):
+            for below in ranking[index + 1 :]:
+                wins[(above, below)] += 1
+            for below in unlisted:
+                wins[(above, below)] += 1
+    return {(a, b): wins[(a, b)] - wins[(b, a)] for (a, b) in wins}
 
 
 def _reaches(beats: dict[str, set[str]], start: str, goal: str) -> bool:

@@ -19,7 +19,7 @@ from django.db import transaction
 from annotation.collection import lifecycle
 from annotation.collection.locks import LockedTree
 from annotation.collection.models import Task
-from annotation.collection.ranking import ranked_pairs
+from annotation.collection.ranking import common_candidates, ranked_pairs
 from annotation.collection.states import RANK_TYPES, ranking_groups, tree_enter
 from annotation.projects.workflow_config import WorkflowConfig
 from trees.models import Message
@@ -36,9 +36,12 @@ def consensus_ranks(
     for parent, replies in groups.items():
         kept = set(replies)
         given = [[reply for reply in ranking if reply in kept] for ranking in rankings.get(parent, [])]
-        consensus = ranked_pairs(given) if given else []
+        # As Open-Assistant: only the replies every ranker saw are ranked, and fewer than two
+        # of them is too little common ground for any rank.
+        common = set(common_candidates(given))
+        consensus = ranked_pairs([[r for r in ranking if r in common] for ranking in given])
         if len(consensus) < 2:
-            consensus = []  # too little common ground: no ranks (as Open-Assistant skips it)
+            consensus = []
         ranks.update({reply: None for reply in replies})
         ranks.update({reply: rank for rank, reply in enumerate(consensus)})
     return ranks
