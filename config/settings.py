@@ -150,6 +150,16 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 
+# --- Deployment hardening (docs/security.md) --------------------------------------------
+from config.env import env_proxies  # noqa: E402  (here, to keep this block in one piece)
+
+# The client's address, for throttling, the login lockout and anything else that counts
+# callers (trees/client_address.py): the connection's, unless BRANCHPOINT_TRUSTED_PROXIES
+# names the proxies in front of the site — a count ("1": one proxy, which appends the
+# address it saw to X-Forwarded-For) or their addresses and networks ("10.0.0.0/8,
+# 192.0.2.7"). Unset: no proxy is trusted and X-Forwarded-For is ignored.
+BRANCHPOINT_TRUSTED_PROXIES = env_proxies("BRANCHPOINT_TRUSTED_PROXIES")
+
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
