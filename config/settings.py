@@ -165,6 +165,31 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins within the cool-off,
+# the account, and separately the address, are locked for AXES_COOLOFF_MINUTES (0: until an
+# admin resets them: ``manage.py axes_reset_username NAME``, ``axes_reset_ip ADDRESS``).
+# AXES_LOCKOUT_PARAMETERS lists what is counted, each on its own ("username,ip_address"),
+# or together ("username+ip_address"). Every attempt and lockout is kept for the admin.
+# A success does not wipe the count (AXES_RESET_ON_SUCCESS=1 would: then a caller with an
+# account of their own could clear their address's failures between guesses).
+INSTALLED_APPS += ["axes"]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+# In hours, as axes reads a float; None (0 minutes) locks until an admin resets.
+AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60 or None
+AXES_LOCKOUT_PARAMETERS = [
+    part.split("+") if "+" in part else part
+    for part in env_list("AXES_LOCKOUT_PARAMETERS", ["username", "ip_address"])
+]
+AXES_RESET_ON_SUCCESS = env_bool("AXES_RESET_ON_SUCCESS", False)
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_CLIENT_IP_CALLABLE = "trees.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+
 # The JSON API (/api/v1/). Integrations send an API token (``Authorization: Bearer
 # <token>``, annotation/api/authentication.py); the pages' scripts use the session,
 # with its CSRF token. The token class comes first so that a request with neither
