@@ -23,3 +23,9 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", annotation_views.home, name="home"),
 ]
+
+# Errors no view answered: JSON under /api/, the site's pages elsewhere (config/errors.py).
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"
