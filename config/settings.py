@@ -160,10 +160,48 @@ from config.env import env_proxies  # noqa: E402  (here, to keep this block in o
 # 192.0.2.7"). Unset: no proxy is trusted and X-Forwarded-For is ignored.
 BRANCHPOINT_TRUSTED_PROXIES = env_proxies("BRANCHPOINT_TRUSTED_PROXIES")
 
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
-    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+# HTTPS. Strict by default in production, off with DEBUG (http://127.0.0.1). HSTS tells
+# browsers to use https only, for SECURE_HSTS_SECONDS (a year); preloading is the domain
+# owner's commitment, so it is asked for, not assumed. X-Forwarded-Proto is believed only
+# from trusted proxies (which set it; the site must be reachable only through them).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+if BRANCHPOINT_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content-Security-Policy (django-csp): everything from this site only — no inline scripts
+# or styles, no plugins, no framing, forms post here. Enforced everywhere, development
+# too, so that the browser tests run under it; CSP_REPORT_ONLY=1 sends it as
+# Content-Security-Policy-Report-Only instead (to try a change on a live site), and
+# CSP_REPORT_URI names where browsers send the violations they see.
+INSTALLED_APPS += ["csp"]
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware"
+)
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+if env_str("CSP_REPORT_URI"):
+    _CSP["DIRECTIVES"]["report-uri"] = [env_str("CSP_REPORT_URI")]
+if env_bool("CSP_REPORT_ONLY", False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins within the cool-off,
 # the account, and separately the address, are locked for AXES_COOLOFF_MINUTES (0: until an
