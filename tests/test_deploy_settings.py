@@ -1,7 +1,8 @@
 """Production settings come from the environment with safe defaults (config/settings.py,
 docs/security.md "Production settings: HTTPS, HSTS, CSP"):
 
-- With the documented production environment, ``manage.py check --deploy`` finds
+- With the documented production environment (read from docs/security.md, so the
+  docs and the check cannot drift apart), ``manage.py check --deploy`` finds
   nothing, at warning level. Left out of it, ``SECURE_HSTS_PRELOAD`` (the domain
   owner's commitment, off by default) is the only finding.
 - Production redirects http to https and sends HSTS (a year, subdomains) and the
@@ -28,16 +29,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The production environment docs/security.md documents, with a fresh secret.
-PRODUCTION = {
-    "DEBUG": "0",
-    "SECRET_KEY": secrets.token_urlsafe(50),
-    "ALLOWED_HOSTS": "branchpoint.example.org",
-    "CSRF_TRUSTED_ORIGINS": "https://branchpoint.example.org",
-    "DATABASE_URL": "postgres://branchpoint@db.internal:5432/branchpoint",
-    "BRANCHPOINT_TRUSTED_PROXIES": "1",
-    "SECURE_HSTS_PRELOAD": "1",
-}
+DOCS = ROOT / "docs" / "security.md"
+
+
+def documented_environment() -> dict[str, str]:
+    """The production environment docs/security.md shows (its ``sh`` block after "The
+    production environment"), with a fresh secret for its ``SECRET_KEY=...``."""
+    text = DOCS.read_text()
+    block = text[text.index("**The production environment**") :]
+    block = block[block.index("```sh\n") + len("```sh\n") :]
+    block = block[: block.index("```")]
+    env = {}
+    for line in block.splitlines():
+        name, _, value = line.split("#")[0].strip().partition("=")
+        env[name] = value
+    assert env.pop("SECRET_KEY") == "..."
+    return env | {"SECRET_KEY": secrets.token_urlsafe(50)}
+
+
+PRODUCTION = documented_environment()
+
 
 # A request through Django's test client, answered as JSON: status and the headers that matter.
 REQUEST = """
