@@ -227,6 +227,8 @@ AXES_RESET_ON_SUCCESS = env_bool("AXES_RESET_ON_SUCCESS", False)
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_CLIENT_IP_CALLABLE = "trees.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+# Registered by annotation/admin/logins.py instead: read-only, with unlocking audited.
+AXES_ENABLE_ADMIN = False
 
 # The JSON API (/api/v1/). Integrations send an API token (``Authorization: Bearer
 # <token>``, annotation/api/authentication.py); the pages' scripts use the session,

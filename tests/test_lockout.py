@@ -9,8 +9,9 @@
 - A success does not wipe the failures (a caller with an account of their own could
   otherwise clear their address's count between guesses); failures older than the
   cool-off no longer count. ``AXES_RESET_ON_SUCCESS=1`` turns wiping on.
-- Every failed attempt and lockout is in the admin; ``manage.py axes_reset_username`` and
-  ``axes_reset_ip`` unlock.
+- Every failed attempt and lockout is in the admin, read-only; deleting an attempt there
+  unlocks, and is in the audit log. ``manage.py axes_reset_username`` and ``axes_reset_ip``
+  unlock too.
 - API tokens are not passwords: a locked account's token still works.
 
 Dora and Eve have accounts; Mallory guesses passwords from 203.0.113.66; Root is an admin.
@@ -22,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from axes.models import AccessAttempt, AccessLog
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
@@ -31,6 +32,7 @@ from django.utils import timezone
 
 from annotation.api.tokens import token_create
 from tests.factories import PASSWORD, StaffFactory, UserFactory
+from trees.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -233,6 +235,33 @@ def test_the_admin_lists_the_attempts_and_the_lockout(dora: Any) -> None:
     logged = failures.context["cl"].result_list
     assert [entry.locked_out for entry in logged] == [True] + [False] * (LIMIT - 1)  # newest first
     assert "wrong-guess" not in row.post_data  # the password is masked
+
+
+def test_deleting_an_attempt_in_the_admin_unlocks_and_is_logged(dora: Any) -> None:
+    fail(Client(REMOTE_ADDR=MALLORY), "dora", LIMIT)
+    admin = Client()
+    admin.force_login(person("root", staff=True))
+    [attempt] = AccessAttempt.objects.all()
+
+    admin.post(reverse("admin:axes_accessattempt_delete", args=[attempt.pk]), {"post": "yes"})
+
+    assert signed_in(log_in(Client(REMOTE_ADDR=MALLORY), "dora", PASSWORD))
+    entry = AuditEntry.objects.get(action="login.unlock")
+    assert (entry.actor_name, entry.via, entry.scope) == ("root", "admin", "dora")
+
+
+def test_the_admin_cannot_edit_or_delete_the_records(dora: Any) -> None:
+    fail(Client(REMOTE_ADDR=MALLORY), "dora", 1)
+    admin = Client()
+    admin.force_login(person("root", staff=True))
+    failure = AccessFailureLog.objects.get()
+
+    page = admin.get(reverse("admin:axes_accessfailurelog_change", args=[failure.pk]))
+    deleting = admin.post(reverse("admin:axes_accessfailurelog_delete", args=[failure.pk]), {"post": "yes"})
+
+    assert page.status_code == 200 and b'name="_save"' not in page.content
+    assert deleting.status_code == 403
+    assert AccessFailureLog.objects.count() == 1
 
 
 # Not passwords
