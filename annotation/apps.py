@@ -23,6 +23,7 @@ AUDIT_ACTIONS = {
     "token.create": "made an API token",
     "token.revoke": "revoked an API token",
     "token.delete": "deleted an API token",
+    "login.unlock": "unlocked a login",
 }
 
 

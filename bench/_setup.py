@@ -49,6 +49,8 @@ def django_setup(database_url: str, *, migrate: bool = True) -> None:
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Django's test client speaks plain http; production settings would redirect it to https.
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
     sys.path.insert(0, str(ROOT))
     import django
     from django.core.management import call_command

@@ -1,5 +1,6 @@
 """Typed readers for settings that come from the environment."""
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -39,3 +40,23 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def env_proxies(name: str) -> int | list[str]:
+    """Who may tell us the client's address: a count of proxies (``"1"``), or their
+    addresses and networks (``"10.0.0.0/8, 192.0.2.7"``); unset or empty is none (0)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return 0
+    if raw.isdigit():
+        return int(raw)
+    entries = [part.strip() for part in raw.split(",") if part.strip()]
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}={raw!r}: expected a count of proxies or their addresses/networks, "
+                f'and "{entry}" is neither'
+            ) from None
+    return entries

@@ -190,10 +190,85 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
-    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+# --- Deployment hardening (docs/security.md) --------------------------------------------
+from config.env import env_proxies  # noqa: E402  (here, to keep this block in one piece)
+
+# The client's address, for throttling, the login lockout and anything else that counts
+# callers (trees/client_address.py): the connection's, unless BRANCHPOINT_TRUSTED_PROXIES
+# names the proxies in front of the site — a count ("1": one proxy, which appends the
+# address it saw to X-Forwarded-For) or their addresses and networks ("10.0.0.0/8,
+# 192.0.2.7"). Unset: no proxy is trusted and X-Forwarded-For is ignored.
+BRANCHPOINT_TRUSTED_PROXIES = env_proxies("BRANCHPOINT_TRUSTED_PROXIES")
+
+# HTTPS. Strict by default in production, off with DEBUG (http://127.0.0.1). HSTS tells
+# browsers to use https only, for SECURE_HSTS_SECONDS (a year); preloading is the domain
+# owner's commitment, so it is asked for, not assumed. X-Forwarded-Proto is believed only
+# from trusted proxies (which set it; the site must be reachable only through them).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+if BRANCHPOINT_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content-Security-Policy (django-csp): everything from this site only — no inline scripts
+# or styles, no plugins, no framing, forms post here. Enforced everywhere, development
+# too, so that the browser tests run under it; CSP_REPORT_ONLY=1 sends it as
+# Content-Security-Policy-Report-Only instead (to try a change on a live site), and
+# CSP_REPORT_URI names where browsers send the violations they see.
+INSTALLED_APPS += ["csp"]
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware"
+)
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+if env_str("CSP_REPORT_URI"):
+    _CSP["DIRECTIVES"]["report-uri"] = [env_str("CSP_REPORT_URI")]
+if env_bool("CSP_REPORT_ONLY", False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
+
+# Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins within the cool-off,
+# the account, and separately the address, are locked for AXES_COOLOFF_MINUTES (0: until an
+# admin resets them: ``manage.py axes_reset_username NAME``, ``axes_reset_ip ADDRESS``).
+# AXES_LOCKOUT_PARAMETERS lists what is counted, each on its own ("username,ip_address"),
+# or together ("username+ip_address"). Every attempt and lockout is kept for the admin.
+# A success does not wipe the count (AXES_RESET_ON_SUCCESS=1 would: then a caller with an
+# account of their own could clear their address's failures between guesses).
+INSTALLED_APPS += ["axes"]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+# In hours, as axes reads a float; None (0 minutes) locks until an admin resets.
+AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60 or None
+AXES_LOCKOUT_PARAMETERS = [
+    part.split("+") if "+" in part else part
+    for part in env_list("AXES_LOCKOUT_PARAMETERS", ["username", "ip_address"])
+]
+AXES_RESET_ON_SUCCESS = env_bool("AXES_RESET_ON_SUCCESS", False)
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_CLIENT_IP_CALLABLE = "trees.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+# Registered by annotation/admin/logins.py instead: read-only, with unlocking audited.
+AXES_ENABLE_ADMIN = False
 
 # The JSON API (/api/v1/). Integrations send an API token (``Authorization: Bearer
 # <token>``, annotation/api/authentication.py); the pages' scripts use the session,

@@ -7,7 +7,6 @@ template. Charts are SVG drawn on the server: the report needs no JavaScript.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -43,6 +42,7 @@ from evaluation.selectors import (
 from evaluation.services import judgments_combine
 from trees.downloads import file_download
 from trees.formats.records import CSV, JSONL
+from trees.formats.spreadsheet import spreadsheet_lines
 
 SOURCE_LABELS = {
     BEST: "best available: combined where people judged, automatic elsewhere",
@@ -161,13 +161,6 @@ def _downloads(query: ReportQuery) -> str:
     return urlencode(params)
 
 
-class _Echo:
-    """A file-like object whose write returns the line, for streaming csv.writer output."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
 def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
     response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
     return response
@@ -193,10 +186,8 @@ def rubric_report_download(request: HttpRequest, name: str, rubric: str, fmt: st
     if fmt == "json":
         body = json.dumps(data, indent=2, ensure_ascii=False)
         return _attachment(HttpResponse(body, content_type="application/json"), f"{stem}.json")
-    writer = csv.writer(_Echo())
-    return file_download(
-        (writer.writerow(row) for row in report_csv_rows(data)), kind=CSV, filename=f"{stem}.csv"
-    )
+    # Group names are metadata values anyone importing trees chose: no cell may run as a formula.
+    return file_download(spreadsheet_lines(report_csv_rows(data)), kind=CSV, filename=f"{stem}.csv")
 
 
 @require_GET
@@ -222,7 +213,6 @@ def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: s
         lines = (json.dumps(result_line(result), ensure_ascii=False) + "\n" for result in results)
         return file_download(lines, kind=JSONL, filename=f"{stem}.jsonl")
     keys = query.spec.keys
-    writer = csv.writer(_Echo())
 
     def rows() -> Iterator[list[Any]]:
         yield ["id", "node", "source", "score", "outcome", *keys, "model_name", "explanation"]
@@ -239,7 +229,8 @@ def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: s
                 result.explanation,
             ]
 
-    return file_download((writer.writerow(row) for row in rows()), kind=CSV, filename=f"{stem}.csv")
+    # Tree ids, model names and explanations are other people's text: no cell may run as a formula.
+    return file_download(spreadsheet_lines(rows()), kind=CSV, filename=f"{stem}.csv")
 
 
 # Pairs listed under a field's matrix, those with the most units in common first; the JSON has them all.

@@ -120,14 +120,35 @@ def browser():
         instance.close()
 
 
+# Every page runs under the site's Content-Security-Policy (config/settings.py); what the
+# browser refuses is reported to the test through a binding, across navigations.
+CSP_WATCH = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspRefused(
+    `${event.effectiveDirective} refused ${event.blockedURI || "inline"} on ${document.location.pathname}`
+    + (event.sourceFile ? ` (${event.sourceFile}:${event.lineNumber})` : "")
+  );
+});
+"""
+
+
 @pytest.fixture
 def page(browser):
-    """A fresh browser tab (own cookies); fails fast instead of waiting 30 s."""
+    """A fresh browser tab (own cookies); fails fast instead of waiting 30 s.
+
+    ``page.csp_refused`` lists what the Content-Security-Policy refused; a test that
+    ends with anything in it fails, whatever it checked.
+    """
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    refused: list[str] = []
+    context.expose_binding("__cspRefused", lambda source, text: refused.append(text))
+    context.add_init_script(CSP_WATCH)
     tab = context.new_page()
     tab.set_default_timeout(10_000)
+    tab.csp_refused = refused
     yield tab
     context.close()
+    assert refused == [], "the Content-Security-Policy refused:\n" + "\n".join(refused)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from django.http import Http404, UnreadablePostError
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.exceptions import NotFound
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
@@ -30,15 +31,26 @@ MAX_LISTED_ERRORS = 100
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's ``EXCEPTION_HANDLER``; returns None (a server error) only for real bugs."""
+    """DRF's ``EXCEPTION_HANDLER``; returns None (a server error) only for real bugs, which
+    Django's ``handler500`` answers in the same shape (config/errors.py)."""
     response = _service_error(exc)
     if response is not None:
         set_rollback()
-        return response
+        return _in_json(response, context)
     response = drf_exception_handler(exc, context)  # Http404, PermissionDenied, APIException
     if response is None:
         return None
     response.data = _api_error_body(exc)
+    return _in_json(response, context)
+
+
+def _in_json(response: Response, context: dict[str, Any]) -> Response:
+    """An error is JSON whatever the view renders otherwise (the schema's YAML, the docs' HTML)."""
+    request = context.get("request")
+    if request is not None:
+        # DRF renders the response with the request's renderer (APIView.finalize_response).
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
     return response
 
 

@@ -10,10 +10,17 @@ that is the right trade for one statement per request.
 
 A refused request is a 429 ``{"code": "throttled", "message"}`` with
 ``Retry-After``.
+
+Anonymous callers are counted by address, and the address is the one
+``trees.client_address`` decides (the connection's, unless trusted proxies are
+configured) — never a header the caller writes, which they could rotate to
+escape the limit and to fill the table with keys. An IPv6 caller counts by its
+/64, the block one host is usually given.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import random
 import time
 from typing import Any
@@ -24,6 +31,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from annotation.models import RateWindow
+from trees.client_address import client_address
 
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Windows that ended this long ago are removed now and then, by a request that opens a new one.
@@ -108,4 +116,15 @@ class AnonThrottle(WindowThrottle):
     scope = "anon"
 
     def caller(self, request: Request) -> str | None:
-        return None if request.user.is_authenticated else f"ip:{self.get_ident(request)}"
+        return None if request.user.is_authenticated else f"ip:{address_key(client_address(request))}"
+
+
+def address_key(address: str) -> str:
+    """What one anonymous caller is: its IPv4 address, or its IPv6 /64 network."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # "" when the connection had no address: all such callers count as one
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)

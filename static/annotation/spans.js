@@ -71,6 +71,14 @@
       return toolkit.labelName(label);
     }
 
+    // The label's colour set through the element's style object: the site's Content-Security-
+    // Policy refuses style attributes, not styles set from a script.
+    function swatch(colour) {
+      var element = el("span", { class: "span-swatch", "aria-hidden": "true" });
+      element.style.background = colour;
+      return element;
+    }
+
     function colourOf(widget, labelText) {
       var labels = widget.config.labels;
       for (var index = 0; index < labels.length; index += 1) {
@@ -252,7 +260,7 @@
           "data-end": span.end,
           "data-label": span.label,
         }, [
-          el("span", { class: "span-swatch", "aria-hidden": "true", style: "background:" + colourOf(widget, span.label) }),
+          swatch(colourOf(widget, span.label)),
           el("code", { class: "span-node", text: span.node }),
           " ",
           el("q", { class: "span-text", text: span.text }),

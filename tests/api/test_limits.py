@@ -142,6 +142,62 @@ def test_anonymous_callers_are_counted_by_address(rates: Any, clock: list[float]
     assert RateWindow.objects.filter(key="anon:ip:10.0.0.1").get().count == 3
 
 
+# Whose address: the connection's, unless trusted proxies are configured (trees.client_address)
+
+
+def test_rotating_x_forwarded_for_does_not_escape_the_limit_nor_add_rows(
+    rates: Any, clock: list[float]
+) -> None:
+    """Without trusted proxies the header is the caller's own words: one address, one count."""
+    caller = Client(REMOTE_ADDR="203.0.113.9")
+
+    answers = [caller.get("/api/docs/", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code for n in range(5)]
+
+    assert answers == [200, 200, 429, 429, 429]
+    assert list(RateWindow.objects.values_list("key", "count")) == [("anon:ip:203.0.113.9", 5)]
+
+
+def test_behind_one_trusted_proxy_callers_are_counted_by_the_address_it_saw(
+    rates: Any, clock: list[float], settings: Any
+) -> None:
+    settings.BRANCHPOINT_TRUSTED_PROXIES = 1
+    proxy = Client(REMOTE_ADDR="10.0.0.2")
+
+    spoofing = [
+        proxy.get("/api/docs/", HTTP_X_FORWARDED_FOR=f"192.0.2.{n}, 203.0.113.9").status_code
+        for n in range(3)
+    ]
+    other = proxy.get("/api/docs/", HTTP_X_FORWARDED_FOR="203.0.113.10").status_code
+
+    assert spoofing == [200, 200, 429]
+    assert other == 200
+    assert sorted(RateWindow.objects.values_list("key", flat=True)) == [
+        "anon:ip:203.0.113.10",
+        "anon:ip:203.0.113.9",
+    ]
+
+
+def test_a_huge_or_malformed_x_forwarded_for_is_no_error_and_no_key(rates: Any, clock: list[float]) -> None:
+    """A header over the key's 200 characters was a 500 on PostgreSQL."""
+    caller = Client(REMOTE_ADDR="203.0.113.9")
+
+    answers = [
+        caller.get("/api/docs/", HTTP_X_FORWARDED_FOR=header).status_code
+        for header in ("9" * 10_240, "1.2.3.4, " * 1_200, "not an address,,,[::1", "\x00")
+    ]
+
+    assert answers == [200, 200, 429, 429]
+    assert list(RateWindow.objects.values_list("key", flat=True)) == ["anon:ip:203.0.113.9"]
+
+
+def test_an_ipv6_caller_is_counted_by_its_64_block(rates: Any, clock: list[float]) -> None:
+    """One host is usually given a /64: rotating within it is still one caller."""
+    answers = [Client(REMOTE_ADDR=f"2001:db8:1:2::{n:x}").get("/api/docs/").status_code for n in range(1, 4)]
+
+    assert answers == [200, 200, 429]
+    assert list(RateWindow.objects.values_list("key", flat=True)) == ["anon:ip:2001:db8:1:2::/64"]
+
+
 def test_each_request_costs_one_statement_and_the_counts_are_shared_rows(
     callers: dict[str, Client], rates: Any, clock: list[float], django_assert_num_queries: Any
 ) -> None:

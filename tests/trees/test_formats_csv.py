@@ -166,6 +166,14 @@ def test_written_dialogues_read_back_the_same():
     assert "".join(dialogue_csv.write(read(text))) == text
 
 
+def test_a_data_file_keeps_exact_values_even_those_a_spreadsheet_would_run():
+    """The dataset CSV round-trips data: unlike the reports, it neutralises nothing
+    (docs/security.md, "Downloads opened in spreadsheets")."""
+    text = HEADER + 'd1,0,user,=1+1\nd1,1,assistant,-5 degrees\nd1,2,user,@mention\n"=d2",0,user,"+x"\n'
+
+    assert "".join(dialogue_csv.write(read(text))) == text.replace('"=d2"', "=d2").replace('"+x"', "+x")
+
+
 def test_speakers_are_written_as_roles():
     assert "".join(dialogue_csv.write(read(HEADER + "d1,0,USER,a\nd1,1,bot,b\n"))) == (
         HEADER + "d1,0,user,a\nd1,1,assistant,b\n"

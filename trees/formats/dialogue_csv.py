@@ -15,7 +15,11 @@ the row as a spreadsheet numbers it, the header being row 1 —
 
 Writing gives the same columns back (speakers as role names), plus the
 metadata keys the first dialogue's messages carry; keys first met in a later
-dialogue have no column and are left out.
+dialogue have no column and are left out. Values are written exactly as they
+are, those starting with ``=``, ``+``, ``-`` or ``@`` too: this is a data format
+that must read back the same, not a report (which neutralises such cells,
+``trees.formats.spreadsheet``); open it in a spreadsheet as text only
+(docs/security.md).
 """
 
 from __future__ import annotations
