@@ -10,7 +10,7 @@ import copy
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Annotation, Membership, Project
 from annotation.recent import Recent
@@ -165,19 +165,21 @@ def visible_annotations(user: User) -> QuerySet[Annotation]:
 #
 # Trees are not a project's: a dataset may serve several projects. Whoever may see
 # every answer in a project (its managers and reviewers) may read its dataset; its
-# annotators see trees only as the items handed to them. Making datasets and
-# importing into them is for admins and staff given the model permissions, and for
-# managers of a project over the dataset (new trees become their items); replacing
-# trees changes what every project over them refers to, so it needs the admin's
-# permission to change trees.
+# annotators see trees only as the items handed to them. Making datasets is for admins
+# and staff given the model permission. A tree added to a dataset becomes an item of
+# every project over it, so adding trees is for admins, staff given the permission to
+# add trees, and whoever manages every project over the dataset (a manager of one of
+# them must not hand work to another's annotators; a dataset no project uses is staff's).
+# Replacing trees changes what every project over them refers to, and deleting them
+# takes answers with them: both need the admin's permissions (to change, to delete trees).
 
 
 def _staff_with(user: User, permission: str) -> bool:
     return bool(user.is_authenticated and user.is_staff and user.has_perm(permission))
 
 
-def _datasets_reviewed(user: User, *, managed_only: bool = False) -> QuerySet[Project]:
-    roles = [MANAGER] if managed_only else [MANAGER, REVIEWER]
+def _datasets_reviewed(user: User) -> QuerySet[Project]:
+    roles = [MANAGER, REVIEWER]
     return Project.objects.filter(memberships__user=user, memberships__role__in=roles).values("dataset_id")
 
 
@@ -202,13 +204,23 @@ def can_create_dataset(user: User) -> bool:
 
 
 def can_import_trees(user: User, dataset: Dataset, *, replace: bool = False) -> bool:
+    """Add trees to ``dataset`` (``replace``: replace trees it has). See the section's comment."""
     if is_admin(user):
         return True
     if replace:
         return _staff_with(user, "trees.change_conversationtree")
-    return _staff_with(user, "trees.add_conversationtree") or bool(
-        user.is_authenticated and _datasets_reviewed(user, managed_only=True).filter(dataset=dataset).exists()
+    if _staff_with(user, "trees.add_conversationtree"):
+        return True
+    return user.is_authenticated and _manages_every_project_over(user, dataset)
+
+
+def _manages_every_project_over(user: User, dataset: Dataset) -> bool:
+    """Whether ``user`` manages each project over ``dataset`` (and there is one): one query."""
+    managed = Membership.objects.filter(user=user, role=MANAGER).values("project_id")
+    counts = Project.objects.filter(dataset=dataset).aggregate(
+        projects=Count("pk"), managed=Count("pk", filter=Q(pk__in=managed))
     )
+    return counts["projects"] > 0 and counts["managed"] == counts["projects"]
 
 
 # -- tree collection (annotation.collection) -------------------------------------------

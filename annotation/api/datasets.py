@@ -3,7 +3,9 @@
     GET  datasets                    the datasets the caller may read, with their sizes
     POST datasets                    a new, empty dataset (admins; staff with trees.add_dataset)
     GET  datasets/{name}             one dataset
-    POST datasets/{name}/import      trees from a file or a JSON list of items (``import_trees``)
+    POST datasets/{name}/import      trees from a file or a JSON list of items (``import_trees``): admins,
+                                     staff with trees.add_conversationtree, and whoever manages
+                                     every project over the dataset (403 for anyone else)
     GET  datasets/{name}/export      the trees in any format, streamed (``export_trees``)
 
 Who may do what is ``annotation.permissions``' to say (datasets section);
@@ -219,7 +221,10 @@ class DatasetImportApi(APIView):
         data = serializer.validated_data
         if not permissions.can_import_trees(request.user, dataset, replace=data["replace"]):
             raise PermissionDenied(
-                "you may not replace trees" if data["replace"] else "you may not import into this dataset"
+                "you may not replace trees"
+                if data["replace"]
+                else "you may not import into this dataset: its new trees would become items of every "
+                "project over it, and you do not manage them all"
             )
         source, from_items = upload_source(data, "items")
         report = tree_import(
