@@ -6,7 +6,8 @@
     POST datasets/{name}/import      trees from a file or a JSON list of items (``import_trees``): admins,
                                      staff with trees.add_conversationtree, and whoever manages
                                      every project over the dataset (403 for anyone else)
-    GET  datasets/{name}/export      the trees in any format, streamed (``export_trees``)
+    GET  datasets/{name}/export      the trees in any format, streamed (``export_trees``); deleted
+                                     messages' text as permissions.DeletedText lets the caller see it
 
 Who may do what is ``annotation.permissions``' to say (datasets section);
 datasets the caller may not read answer 404, so their names do not leak.
@@ -281,5 +282,11 @@ class DatasetExportApi(APIView):
         kind = get_format(format_name).FILE
         if format_name == "potato" and options.validated_data["layout"] == "array":
             kind = JSON
-        pieces = trees_export(dataset=dataset, format_name=format_name, options=options.writer_options())
+        shown = permissions.DeletedText(request.user)
+        pieces = trees_export(
+            dataset=dataset,
+            format_name=format_name,
+            options=options.writer_options(),
+            shown=lambda record: shown.record(dataset, record),
+        )
         return file_download(pieces, kind=kind, filename=f"{dataset.name}.{format_name}.{kind.extension}")
