@@ -324,3 +324,25 @@ class RateWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count} since {self.window_start}"
+
+
+class UsernameKey(models.Model):
+    """The key of an account's username (``annotation.projects.usernames``): the same for names
+    that differ only by case, width or look-alike characters (``root``, ``Root``, ``r\\u043e\\u043et``, its
+    o's Cyrillic), and unique, so that the database itself refuses a second such account.
+
+    Kept by the receivers of the user's saves (``annotation.receivers``). An account without a
+    row is one whose name looked like another's when keys were first made (migration 0009
+    reported it; ``manage.py usernames_check`` lists such accounts until they are renamed).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="username_key"
+    )
+    key = models.CharField(max_length=600, unique=True)
+
+    class Meta:
+        verbose_name = "username key"
+
+    def __str__(self) -> str:
+        return self.key

@@ -7,15 +7,18 @@ annotate where they are annotators, like everyone else.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Annotation, Membership, Project
 from annotation.recent import Recent
 from trees import sql
+from trees.formats.records import TreeRecord
 from trees.models import ConversationTree, Dataset
+from trees.selectors import OutlineRow
 
 MANAGER = Membership.Role.MANAGER
 ANNOTATOR = Membership.Role.ANNOTATOR
@@ -26,14 +29,18 @@ User = AbstractBaseUser | AnonymousUser
 
 def roles_in(user: User, project: Project) -> frozenset[str]:
     """The user's roles in ``project`` (one query, remembered on the user object)."""
+    return _roles_in_project(user, project.pk)
+
+
+def _roles_in_project(user: User, project_id: int) -> frozenset[str]:
     if not user.is_authenticated:
         return frozenset()
     cache: dict[int, frozenset[str]] = user.__dict__.setdefault("_branchpoint_roles", {})
-    if project.pk not in cache:
-        cache[project.pk] = frozenset(
-            Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
+    if project_id not in cache:
+        cache[project_id] = frozenset(
+            Membership.objects.filter(project_id=project_id, user=user).values_list("role", flat=True)
         )
-    return cache[project.pk]
+    return cache[project_id]
 
 
 # Projects lately read with a user's roles in them, by (user, name) (``annotation.recent``).
@@ -165,19 +172,21 @@ def visible_annotations(user: User) -> QuerySet[Annotation]:
 #
 # Trees are not a project's: a dataset may serve several projects. Whoever may see
 # every answer in a project (its managers and reviewers) may read its dataset; its
-# annotators see trees only as the items handed to them. Making datasets and
-# importing into them is for admins and staff given the model permissions, and for
-# managers of a project over the dataset (new trees become their items); replacing
-# trees changes what every project over them refers to, so it needs the admin's
-# permission to change trees.
+# annotators see trees only as the items handed to them. Making datasets is for admins
+# and staff given the model permission. A tree added to a dataset becomes an item of
+# every project over it, so adding trees is for admins, staff given the permission to
+# add trees, and whoever manages every project over the dataset (a manager of one of
+# them must not hand work to another's annotators; a dataset no project uses is staff's).
+# Replacing trees changes what every project over them refers to, and deleting them
+# takes answers with them: both need the admin's permissions (to change, to delete trees).
 
 
 def _staff_with(user: User, permission: str) -> bool:
     return bool(user.is_authenticated and user.is_staff and user.has_perm(permission))
 
 
-def _datasets_reviewed(user: User, *, managed_only: bool = False) -> QuerySet[Project]:
-    roles = [MANAGER] if managed_only else [MANAGER, REVIEWER]
+def _datasets_reviewed(user: User) -> QuerySet[Project]:
+    roles = [MANAGER, REVIEWER]
     return Project.objects.filter(memberships__user=user, memberships__role__in=roles).values("dataset_id")
 
 
@@ -202,13 +211,23 @@ def can_create_dataset(user: User) -> bool:
 
 
 def can_import_trees(user: User, dataset: Dataset, *, replace: bool = False) -> bool:
+    """Add trees to ``dataset`` (``replace``: replace trees it has). See the section's comment."""
     if is_admin(user):
         return True
     if replace:
         return _staff_with(user, "trees.change_conversationtree")
-    return _staff_with(user, "trees.add_conversationtree") or bool(
-        user.is_authenticated and _datasets_reviewed(user, managed_only=True).filter(dataset=dataset).exists()
+    if _staff_with(user, "trees.add_conversationtree"):
+        return True
+    return user.is_authenticated and _manages_every_project_over(user, dataset)
+
+
+def _manages_every_project_over(user: User, dataset: Dataset) -> bool:
+    """Whether ``user`` manages each project over ``dataset`` (and there is one): one query."""
+    managed = Membership.objects.filter(user=user, role=MANAGER).values("project_id")
+    counts = Project.objects.filter(dataset=dataset).aggregate(
+        projects=Count("pk"), managed=Count("pk", filter=Q(pk__in=managed))
     )
+    return counts["projects"] > 0 and counts["managed"] == counts["projects"]
 
 
 # -- tree collection (annotation.collection) -------------------------------------------
@@ -227,3 +246,76 @@ def can_moderate(user: User, project: Project) -> bool:
 def can_report(user: User, project: Project) -> bool:
     """Anyone taking part in a collect project may report (red-flag) a message."""
     return project.mode == Project.Mode.COLLECT and (can_annotate(user, project) or can_review(user, project))
+
+
+# -- deleted messages -----------------------------------------------------------------
+#
+# A moderator's deletion (annotation.collection.moderation) hides a message: its text is
+# for those who moderate where it was deleted — admins and the managers and reviewers of
+# the collect project that grows the tree — and for no one else, whatever they read it
+# through (the collection's tasks and trees, another project over the same dataset, the
+# trees API, an export). They are shown ``DELETED_TEXT`` instead, which says neither
+# what was written nor why it was deleted. A message that came deleted with an import
+# (no project grows its tree) is hidden from annotators alike; the managers and reviewers
+# of the project it is read through (and through its dataset, whoever may read that)
+# see it as imported. The admin and the commands are operators' tools: they show it all.
+
+DELETED_TEXT = "[deleted by a moderator]"
+
+
+class DeletedText:
+    """What ``user`` (None: an operator, at the command line or in the admin) reads of deleted
+    messages, reading through ``project`` (None: through the tree's dataset). Every path that
+    shows a message's text asks ``text`` (or ``readable``) here.
+
+    Costs nothing for trees without a deleted message (callers only ask about those), and
+    then one query per tree (the project that grows it), remembered.
+    """
+
+    def __init__(self, user: User | None, project: Project | None = None):
+        self.user = user
+        self.project = project
+        self._readable: dict[int, bool] = {}
+
+    def readable(self, tree_id: int) -> bool:
+        """Whether the deleted messages of tree ``tree_id`` are shown as they are."""
+        if self.user is None or is_admin(self.user):
+            return True
+        if tree_id not in self._readable:
+            # The collect project growing the tree, found through the collection's table by
+            # its relation's name (``collected``): this module sits below that app.
+            grower = (
+                ConversationTree.objects.filter(pk=tree_id)
+                .values_list("collected__project_id", flat=True)
+                .first()
+            )
+            if grower is not None:
+                readable = bool({MANAGER, REVIEWER} & _roles_in_project(self.user, grower))
+            else:
+                readable = self.project is None or can_review(self.user, self.project)
+            self._readable[tree_id] = readable
+        return self._readable[tree_id]
+
+    def text(self, tree_id: int, text: str, deleted: bool) -> str:
+        """``text`` if its message is not deleted or ``user`` may read it; else ``DELETED_TEXT``."""
+        return text if not deleted or self.readable(tree_id) else DELETED_TEXT
+
+    def outline(self, tree_id: int, rows: list[OutlineRow]) -> list[OutlineRow]:
+        """``rows`` (``trees.selectors.tree_outline``) with deleted messages' text as ``user`` may read it."""
+        if not any(row.deleted for row in rows) or self.readable(tree_id):
+            return rows
+        return [dataclasses.replace(row, text=DELETED_TEXT) if row.deleted else row for row in rows]
+
+    def record(self, tree_id: int | Dataset, record: TreeRecord) -> TreeRecord:
+        """``record`` with the text of its deleted messages as ``user`` may read it (changed in place).
+        ``tree_id`` may be the tree's dataset instead: the tree is then found by its id in it (one
+        query, for a tree with a deleted message only)."""
+        if not any(message.deleted for message in record.messages):
+            return record
+        if isinstance(tree_id, Dataset):
+            tree_id = ConversationTree.objects.get(dataset=tree_id, external_id=record.external_id).pk
+        if not self.readable(tree_id):
+            for message in record.messages:
+                if message.deleted:
+                    message.text = DELETED_TEXT
+        return record

@@ -1,10 +1,11 @@
-"""Keeping projects in step with their datasets, and what processes remember of projects,
-members and tokens in step with their rows."""
+"""Keeping projects in step with their datasets, what processes remember of projects,
+members and tokens in step with their rows, and each account's username key
+(``annotation.projects.usernames``) in step with its username."""
 
 from typing import Any
 
 from django.conf import settings
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from annotation import permissions
@@ -13,6 +14,7 @@ from annotation.models import ApiToken, Membership, Project
 from annotation.projects.config import project_config
 from annotation.projects.references import imported_spans_sync
 from annotation.projects.services import project_items_sync
+from annotation.projects.usernames import username_check, username_key_keep
 from trees.models import Dataset
 from trees.signals import trees_imported
 
@@ -40,3 +42,23 @@ def forget_projects(sender: type, **kwargs: Any) -> None:
 def forget_tokens(sender: type, **kwargs: Any) -> None:
     """A token or a user changed (revoked, deactivated, deleted): read anew at once here."""
     tokens.tokens_forget()
+
+
+def _username_saved(update_fields: Any) -> bool:
+    """Whether a save writes the username (a login's save of ``last_login`` alone does not)."""
+    return update_fields is None or "username" in update_fields
+
+
+@receiver(pre_save, sender=settings.AUTH_USER_MODEL)
+def username_unlike_others(sender: type, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    """No account may take a username that looks like another's (``annotation.projects.usernames``):
+    refused with its reason (ValidationError) before anything is written."""
+    if not kwargs.get("raw") and _username_saved(update_fields):
+        username_check(instance.get_username(), exclude=instance.pk)
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL)
+def username_key_kept(sender: type, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    """Store the username's key, under its unique index: the database's own guarantee."""
+    if not kwargs.get("raw") and _username_saved(update_fields):
+        username_key_keep(instance)

@@ -948,6 +948,7 @@ def test_a_dataset_made_changed_and_deleted_in_the_admin_is_logged(world: World)
 
 COMMANDS_NOT_AUDITED = {
     "agreement": "computes agreement figures: a cache of what the answers say, no one's action",
+    "usernames_check": "only reads: lists the accounts whose usernames look like another's",
 }
 
 

@@ -257,11 +257,21 @@ def _bytes_read(source: IO[bytes]) -> int:
 
 
 def trees_export(
-    *, dataset: Dataset, format_name: str, options: dict[str, Any] | None = None
+    *,
+    dataset: Dataset,
+    format_name: str,
+    options: dict[str, Any] | None = None,
+    shown: Callable[[TreeRecord], TreeRecord] | None = None,
 ) -> Iterator[str]:
-    """The dataset's trees in ``format_name``, as pieces of text to stream (logged when asked for)."""
+    """The dataset's trees in ``format_name``, as pieces of text to stream (logged when asked for).
+
+    ``shown`` gets each tree's record before it is written and returns what its reader may see of
+    it (the apps on top hide deleted messages' text from some readers); all of it when None.
+    """
     writer = get_format(format_name)
     records = tree_records(ConversationTree.objects.filter(dataset=dataset))
+    if shown is not None:
+        records = map(shown, records)
     return audit_when_read(
         writer.write(records, **(options or {})),
         "trees.export",

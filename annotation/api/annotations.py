@@ -177,7 +177,12 @@ class ProjectExportApi(APIView):
         format_name, user = data["format"], data.get("user")
         writer_options = {"name_annotators": user is None} if format_name in ("ccpe", "ccpe-hf") else {}
         lines = annotations_export(
-            project=project, format_name=format_name, status=data["status"], user=user, options=writer_options
+            project=project,
+            format_name=format_name,
+            status=data["status"],
+            user=user,
+            options=writer_options,
+            reader=request.user,
         )
         kind = get_export(format_name).FILE
         return file_download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")

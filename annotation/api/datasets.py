@@ -3,8 +3,11 @@
     GET  datasets                    the datasets the caller may read, with their sizes
     POST datasets                    a new, empty dataset (admins; staff with trees.add_dataset)
     GET  datasets/{name}             one dataset
-    POST datasets/{name}/import      trees from a file or a JSON list of items (``import_trees``)
-    GET  datasets/{name}/export      the trees in any format, streamed (``export_trees``)
+    POST datasets/{name}/import      trees from a file or a JSON list of items (``import_trees``): admins,
+                                     staff with trees.add_conversationtree, and whoever manages
+                                     every project over the dataset (403 for anyone else)
+    GET  datasets/{name}/export      the trees in any format, streamed (``export_trees``); deleted
+                                     messages' text as permissions.DeletedText lets the caller see it
 
 Who may do what is ``annotation.permissions``' to say (datasets section);
 datasets the caller may not read answer 404, so their names do not leak.
@@ -219,7 +222,10 @@ class DatasetImportApi(APIView):
         data = serializer.validated_data
         if not permissions.can_import_trees(request.user, dataset, replace=data["replace"]):
             raise PermissionDenied(
-                "you may not replace trees" if data["replace"] else "you may not import into this dataset"
+                "you may not replace trees"
+                if data["replace"]
+                else "you may not import into this dataset: its new trees would become items of every "
+                "project over it, and you do not manage them all"
             )
         source, from_items = upload_source(data, "items")
         report = tree_import(
@@ -276,5 +282,11 @@ class DatasetExportApi(APIView):
         kind = get_format(format_name).FILE
         if format_name == "potato" and options.validated_data["layout"] == "array":
             kind = JSON
-        pieces = trees_export(dataset=dataset, format_name=format_name, options=options.writer_options())
+        shown = permissions.DeletedText(request.user)
+        pieces = trees_export(
+            dataset=dataset,
+            format_name=format_name,
+            options=options.writer_options(),
+            shown=lambda record: shown.record(dataset, record),
+        )
         return file_download(pieces, kind=kind, filename=f"{dataset.name}.{format_name}.{kind.extension}")

@@ -7,6 +7,9 @@ The caller sees the trees of the datasets they may read
 (``permissions.visible_trees``); an annotator sees trees only as the items
 handed to them (``projects/{name}/items/...``).
 
+Deleted messages keep their place, their text shown as ``permissions.DeletedText`` lets the
+caller read it (a placeholder unless they moderate the project growing the tree).
+
 A tree is written with ``trees.formats.nested.dump_nested_tree``, which keeps
 its own stack: DRF's renderer (and orjson) recurse per level and fail on a
 10,000-deep conversation, which this answers like any other.
@@ -260,6 +263,7 @@ class TreeDetailApi(generics.GenericAPIView):
         if tree is None:
             raise Http404("no such tree")
         record = next(tree_records(ConversationTree.objects.filter(pk=tree.pk)))
+        permissions.DeletedText(request.user).record(tree.pk, record)
         head = encode(TreeRowSerializer(tree).data)
         nested = dump_nested_tree(record, node_body, "children")
         return HttpResponse(f'{head[:-1]},"root":{nested}}}', content_type="application/json")

@@ -45,6 +45,7 @@ from annotation.collection.selectors import (
 from annotation.collection.submissions import task_submit
 from annotation.collection.tasks import task_ack, task_nack, task_next, tasks_available, workflow_config
 from annotation.models import Project
+from annotation.permissions import DeletedText
 from annotation.projects.selectors import project_visible_get
 from trees.downloads import file_download
 from trees.formats import oasst
@@ -248,7 +249,8 @@ class TaskNextApi(CollectApi):
         task = task_next(
             project=project, user=request.user, task_type=data["type"], lang=data["lang"], message=message
         )
-        return Response(task_view(task).as_dict(), status=status.HTTP_201_CREATED)
+        view = task_view(task, shown=DeletedText(request.user, project))
+        return Response(view.as_dict(), status=status.HTTP_201_CREATED)
 
 
 class TaskDetailApi(CollectApi):
@@ -256,7 +258,12 @@ class TaskDetailApi(CollectApi):
     def get(self, request: Request, name: str, task_id: int) -> Response:
         """The caller's own task, with the conversation it is about."""
         project = self.project(request, name)
-        return Response(task_view(task_get(project=project, user=request.user, task_id=task_id)).as_dict())
+        return Response(
+            task_view(
+                task_get(project=project, user=request.user, task_id=task_id),
+                shown=DeletedText(request.user, project),
+            ).as_dict()
+        )
 
 
 class TaskAckApi(CollectApi):
@@ -270,7 +277,7 @@ class TaskAckApi(CollectApi):
         """The task is in front of the caller: note it and renew its lease."""
         project = self.project_for_collecting(request, name)
         task = task_ack(project=project, task_id=task_id, user=request.user)
-        return Response(task_view(task).as_dict())
+        return Response(task_view(task, shown=DeletedText(request.user, project)).as_dict())
 
 
 class TaskNackApi(CollectApi):
@@ -291,7 +298,7 @@ class TaskNackApi(CollectApi):
             reason=data["reason"],
             dont_show_again=data["dont_show_again"],
         )
-        return Response(task_view(task).as_dict())
+        return Response(task_view(task, shown=DeletedText(request.user, project)).as_dict())
 
 
 class TaskSubmitApi(CollectApi):
@@ -309,7 +316,7 @@ class TaskSubmitApi(CollectApi):
         or ``{"ranking", "not_rankable"?}`` (rankings, ids best first)."""
         project = self.project_for_collecting(request, name)
         task = task_submit(project=project, task_id=task_id, user=request.user, data=request.data)
-        return Response(task_view(task).as_dict())
+        return Response(task_view(task, shown=DeletedText(request.user, project)).as_dict())
 
 
 class TreeDetailApi(CollectApi):
@@ -317,7 +324,8 @@ class TreeDetailApi(CollectApi):
     def get(self, request: Request, name: str, tree_id: str) -> Response:
         """A collected tree: its state, the limits it was created with and its messages."""
         project = self.project(request, name)
-        return Response(tree_status(collected_tree_get(project=project, tree_id=tree_id)))
+        collected = collected_tree_get(project=project, tree_id=tree_id)
+        return Response(tree_status(collected, shown=DeletedText(request.user, project)))
 
 
 class TreeHaltApi(CollectApi):
@@ -333,7 +341,7 @@ class TreeHaltApi(CollectApi):
         collected = collected_tree_get(project=project, tree_id=tree_id)
         tree_halt(project=project, tree_id=collected.pk)
         collected.tree.refresh_from_db(fields=["state"])
-        return Response(tree_status(collected))
+        return Response(tree_status(collected, shown=DeletedText(request.user, project)))
 
 
 class TreeResumeApi(CollectApi):
@@ -349,7 +357,7 @@ class TreeResumeApi(CollectApi):
         collected = collected_tree_get(project=project, tree_id=tree_id)
         tree_resume(project=project, tree_id=collected.pk)
         collected.tree.refresh_from_db(fields=["state"])
-        return Response(tree_status(collected))
+        return Response(tree_status(collected, shown=DeletedText(request.user, project)))
 
 
 def _deletion_data(deletion: Deletion) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from annotation.collection import lifecycle
 from annotation.collection.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANK
 from annotation.collection.models import CollectedTree, Task
 from annotation.models import Project
+from annotation.permissions import DeletedText
 from annotation.projects import text_labels as label_vocabulary
 from trees.models import ConversationTree, Message
 
@@ -97,8 +98,9 @@ def task_get(*, project: Project, user: AbstractBaseUser, task_id: int) -> Task:
     return task
 
 
-def task_view(task: Task) -> TaskView:
-    """The task with its conversation (two queries: the tree's state, its messages; none for a prompt)."""
+def task_view(task: Task, *, shown: DeletedText) -> TaskView:
+    """The task with its conversation (two queries: the tree's state, its messages; none for a
+    prompt), deleted messages' text as ``shown`` lets its reader see it (one more query then)."""
     view = TaskView(task)
     if task.tree_id is None:
         return view
@@ -106,12 +108,12 @@ def task_view(task: Task) -> TaskView:
         ConversationTree.objects.filter(pk=task.tree_id).values_list("external_id", "state").get()
     )
     rows = {
-        pk: (parent_id, Turn(external_id, role, text, lang, synthetic))
-        for pk, parent_id, external_id, role, text, lang, synthetic in Message.objects.filter(
+        pk: (parent_id, Turn(external_id, role, shown.text(task.tree_id, text, deleted), lang, synthetic))
+        for pk, parent_id, external_id, role, text, lang, synthetic, deleted in Message.objects.filter(
             tree_id=task.tree_id
         )
         .order_by()
-        .values_list("pk", "parent_id", "external_id", "role", "text", "lang", "synthetic")
+        .values_list("pk", "parent_id", "external_id", "role", "text", "lang", "synthetic", "deleted")
     }
     chain, at = [], task.message_id
     while at is not None and at in rows:
@@ -154,8 +156,9 @@ def tree_message_get(*, collected: CollectedTree, message_id: str) -> Message:
     return message
 
 
-def tree_status(collected: CollectedTree) -> dict[str, Any]:
-    """A tree's state, limits and messages (one query for the messages)."""
+def tree_status(collected: CollectedTree, *, shown: DeletedText) -> dict[str, Any]:
+    """A tree's state, limits and messages (one query for the messages), deleted messages' text
+    as ``shown`` lets its reader see it (one more query then)."""
     tree = collected.tree
     rows = list(
         Message.objects.filter(tree_id=tree.pk)
@@ -189,7 +192,7 @@ def tree_status(collected: CollectedTree) -> dict[str, Any]:
                 "id": external_id,
                 "parent_id": external.get(parent_id),
                 "role": role,
-                "text": text,
+                "text": shown.text(tree.pk, text, deleted),
                 "lang": lang,
                 "review_count": review_count,
                 "review_result": review_result,

@@ -134,7 +134,7 @@ def task_page(request: HttpRequest, name: str, task_id: int) -> HttpResponse:
         except TaskRefused as refused:
             messages.error(request, _sentence(refused.message))
             return redirect("collection:picker", name=project.name)
-    view = task_view(task)
+    view = task_view(task, shown=permissions.DeletedText(request.user, project))
     context: dict[str, Any] = {
         "project": project,
         "view": view,

@@ -24,6 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotation.exports import ccpe, ccpe_hf, pairs, potato, sft
 from annotation.exports.rows import item_annotations
 from annotation.models import Annotation, Project
+from annotation.permissions import DeletedText
 from annotation.projects.config import project_config
 from trees.audit import audit_when_read
 
@@ -61,6 +62,7 @@ def annotations_export(
     user: AbstractBaseUser | None = None,
     options: dict[str, Any] | None = None,
     include_gold: bool = False,
+    reader: AbstractBaseUser | None = None,
 ) -> Iterator[str]:
     """The project's annotations in ``format_name``, one JSON line at a time.
 
@@ -68,7 +70,9 @@ def annotations_export(
     submitted answers whose annotator's work on the item a reviewer
     accepted) or ``all`` (drafts and skips too); ``user`` keeps one
     annotator's answers; ``options`` go to the format's writer;
-    ``include_gold`` keeps answers to gold items and gold or training answers.
+    ``include_gold`` keeps answers to gold items and gold or training answers. ``reader`` is
+    who downloads it (pages, API): deleted messages' text is as ``permissions.DeletedText``
+    lets them see it; None for an operator's export (admin, command line), which has it all.
     """
     writer = get_export(format_name)
     if status not in STATUSES:
@@ -85,6 +89,7 @@ def annotations_export(
         user=user,
         with_text=writer.NEEDS_TEXT,
         with_records=getattr(writer, "NEEDS_RECORDS", False),
+        shown=DeletedText(reader, project) if reader is not None else None,
     )
     lines = writer.write(items, project_config(project), **(options or {}))
     return audit_when_read(lines, "annotations.export", target=project, scope=project.name, details=details)

@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Annotation, Assignment, Project, ProjectItem
+from annotation.permissions import DeletedText
 from trees.formats.records import TreeRecord
 from trees.models import ConversationTree, Message
 from trees.store import tree_records
@@ -123,6 +124,7 @@ def item_annotations(
     include_gold: bool = False,
     with_text: bool = False,
     with_records: bool = False,
+    shown: DeletedText | None = None,
     chunk_size: int = CHUNK_TREES,
 ) -> Iterator[ItemAnnotations]:
     """The project's answers grouped by item and annotator, in tree order then username.
@@ -133,7 +135,8 @@ def item_annotations(
     unique index: no extra query), ``include_gold`` answers to gold items and
     gold or training answers too (left out by default). Two queries per ``chunk_size`` trees, three
     ``with_text`` (the messages' texts, for pairs and paths); ``with_records``
-    adds the trees as records (``trees.store.tree_records``: two queries).
+    adds the trees as records (``trees.store.tree_records``: two queries). Deleted messages' text
+    is as ``shown`` lets the export's reader see it (None: an operator's export, all of it).
     """
     annotations = Annotation.objects.filter(project=project)
     if statuses is not None:
@@ -171,8 +174,10 @@ def item_annotations(
             .order_by("tree_id", "user__username", "scheme")
             .values_list(*_ROW_FIELDS)
         )
-        texts = tree_texts(tree_ids) if with_text else {}
+        texts = tree_texts(tree_ids, shown) if with_text else {}
         records = tree_records_by_id(tree_ids) if with_records else {}
+        if shown is not None:
+            records = {tree_id: shown.record(tree_id, record) for tree_id, record in records.items()}
         yield from _grouped(rows, texts, records)
         if len(tree_ids) < chunk_size:
             return  # the last page: asking for another would cost a query
@@ -212,8 +217,9 @@ def _grouped(
         yield current
 
 
-def tree_texts(tree_ids: list[int]) -> dict[int, TreeText]:
-    """The messages of ``tree_ids``, by tree, in one query (no join: parents are mapped here)."""
+def tree_texts(tree_ids: list[int], shown: DeletedText | None = None) -> dict[int, TreeText]:
+    """The messages of ``tree_ids``, by tree, in one query (no join: parents are mapped here);
+    deleted messages' text as ``shown`` lets the reader see it."""
     rows = Message.objects.filter(tree_id__in=tree_ids).values_list(
         "tree_id", "pk", "parent_id", "external_id", "role", "text", "position", "deleted"
     )
@@ -221,6 +227,8 @@ def tree_texts(tree_ids: list[int]) -> dict[int, TreeText]:
     pending = []
     for tree_id, pk, parent_id, external_id, role, text, position, deleted in rows.order_by():
         external[pk] = external_id
+        if deleted and shown is not None:
+            text = shown.text(tree_id, text, True)
         pending.append((tree_id, parent_id, external_id, role, text, position, bool(deleted)))
     texts: dict[int, TreeText] = {tree_id: TreeText() for tree_id in tree_ids}
     for tree_id, parent_id, external_id, role, text, position, deleted in pending:

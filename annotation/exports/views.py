@@ -42,7 +42,9 @@ def project_export(request: HttpRequest, name: str) -> HttpResponse:
         )
     format_name, status = form.cleaned_data["format"], form.cleaned_data["status"] or "submitted"
     options = {"name_annotators": True} if format_name in ("ccpe", "ccpe-hf") else {}
-    lines = annotations_export(project=project, format_name=format_name, status=status, options=options)
+    lines = annotations_export(
+        project=project, format_name=format_name, status=status, options=options, reader=request.user
+    )
     kind = get_export(format_name).FILE
     stem = project.name if status == "submitted" else f"{project.name}.{status}"
     return file_download(lines, kind=kind, filename=f"{stem}.{format_name}.{kind.extension}")

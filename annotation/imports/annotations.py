@@ -37,6 +37,7 @@ from annotation.problems import Problems, describe, join
 from annotation.projects.config import ProjectConfig, project_config
 from annotation.projects.counts import project_counts_forget
 from annotation.projects.services import membership_add, user_get_or_create_unusable
+from annotation.projects.usernames import username_key, username_look_alike, username_problem
 from trees.audit import audit_record
 from trees.formats.records import ImportIssue
 from trees.selectors import tree_shapes_by_id
@@ -194,6 +195,9 @@ class _Importer:
         self.users: dict[str, AbstractBaseUser] = {}
         user_model = get_user_model()
         self.username_field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+        self.usernames_checked: set[str] = set()
+        self.new_usernames: dict[str, str] = {}  # key -> the file's first new username with it
+        self.look_alikes: dict[str, str] = {}  # refused new username -> the one it looks like
 
     def fail(self, line: int, path: str, message: str) -> None:
         self.report.add_error(ImportIssue(line, path, message))
@@ -295,10 +299,39 @@ class _Importer:
             record.tree_id = tree_id
             if self._answers_ok(record, shapes.get(tree_id)):
                 good.append(record)
+        good = self._usernames_ok(good)
         if not self.report.errors:
             # Once anything has failed, later batches are still checked (so
             # that every problem is listed) but no longer written.
             self._write(good)
+
+    def _usernames_ok(self, records: list[_Record]) -> list[_Record]:
+        """The records whose username is an account's, or a new one unlike any account's and
+        any other new one of the file: a look-alike (``Root`` when ``root`` exists) is refused
+        at its line, not mapped (``user_get_or_create_unusable``). One query per batch for the
+        names, one per new name for its look-alikes."""
+        fresh = {record.username for record in records} - self.usernames_checked
+        if fresh:
+            user_model = get_user_model()
+            field = user_model.USERNAME_FIELD
+            existing = set(user_model.objects.filter(**{f"{field}__in": fresh}).values_list(field, flat=True))
+            for username in dict.fromkeys(record.username for record in records):  # the file's order
+                if username not in fresh or username in existing:
+                    continue
+                other = username_look_alike(username) or self.new_usernames.setdefault(
+                    username_key(username), username
+                )
+                if other != username:
+                    self.look_alikes[username] = other
+            self.usernames_checked |= fresh
+        good = []
+        for record in records:
+            other = self.look_alikes.get(record.username)
+            if other is None:
+                good.append(record)
+            else:
+                self.fail(record.line, "user", username_problem(record.username, other))
+        return good
 
     def _answers_ok(self, record: _Record, shape: TreeShape | None) -> bool:
         problems = Problems()

@@ -6,6 +6,7 @@ items, and the YAML that says what is asked and how work is handed out.
   (``workflow:``, Open-Assistant's tree-manager settings, with the ``text_labels``
   they choose among);
 - ``services``: creating and changing projects and memberships; items follow the dataset;
+- ``usernames``: one account per look-alike family of usernames (``root``, ``Root``, ``r\\u043e\\u043et``);
 - ``selectors``: the projects a person may see, with their progress; ``counts``: the
   item counts progress shows, kept briefly per process;
 - ``references``: the answers a corpus brings with it (CCPE's spans), made the

@@ -13,6 +13,7 @@ from annotation.models import Membership, Project, ProjectItem
 from annotation.projects.config import parse_config, project_config
 from annotation.projects.counts import project_counts_forget
 from annotation.projects.references import imported_spans_sync
+from annotation.projects.usernames import username_check
 from trees.audit import audit_record
 from trees.models import ConversationTree, Dataset
 
@@ -140,11 +141,17 @@ def membership_remove(*, project: Project, user: AbstractBaseUser, role: str) ->
 
 
 def user_get_or_create_unusable(username: str) -> tuple[AbstractBaseUser, bool]:
-    """An account for someone known only by name (imported judgements): it cannot log in."""
+    """An account for someone known only by name (imported judgements): it cannot log in.
+
+    Only the exact name finds an account. A name too like another account's (``Root`` when
+    ``root`` exists) is refused with ValidationError rather than mapped to it: the look-alike
+    may be someone else, or someone posing as them (``annotation.projects.usernames``).
+    """
     User = get_user_model()
     try:
         return User.objects.get(username=username), False
     except User.DoesNotExist:
+        username_check(username)
         user = User(username=username)
         user.set_unusable_password()
         user.save()

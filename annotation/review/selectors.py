@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Case, Count, Q, QuerySet, When
 
 from annotation.models import Annotation, Assignment, Membership, Project, Review
+from annotation.permissions import DeletedText
 from annotation.projects.config import project_config
 from annotation.schemes import Scheme
 from annotation.schemes.answer_text import answer_text
@@ -243,12 +244,13 @@ class ReviewItem:
         return any(section.by_node for section in self.sections)
 
 
-def review_item(*, project: Project, tree_id: int) -> ReviewItem:
+def review_item(*, project: Project, tree_id: int, viewer: Any) -> ReviewItem:
     """``tree_id``'s submitted and reviewed work, each annotator a column: six queries at most.
 
     1. the tree (Http404 when not an item of the project); 2. the item's
     work with its annotators; 3. their answers; 4. the decisions on their
-    work, with the reviewers; 5. the tree's messages (``tree_outline``);
+    work, with the reviewers; 5. the tree's messages (``tree_outline``; deleted messages' text
+    as ``viewer`` may read it, ``permissions.DeletedText``: one more query for a tree with one);
     6. the next item waiting for review.
     """
     tree = item_tree_get(project=project, tree_id=tree_id)
@@ -268,7 +270,7 @@ def review_item(*, project: Project, tree_id: int) -> ReviewItem:
             .order_by("created_at", "id")
         ):
             by_assignment[review.assignment_id].reviews.append(review)
-    outline = tree_outline(tree)
+    outline = DeletedText(viewer, project).outline(tree.pk, tree_outline(tree))
     return ReviewItem(
         project=project,
         tree=tree,

@@ -142,7 +142,7 @@ def _render_item(
     sent: Any = None,
 ) -> HttpResponse:
     """The item's page; after a refused decision, with the reason on its column and the comment kept."""
-    item = review_item(project=project, tree_id=tree_id)
+    item = review_item(project=project, tree_id=tree_id, viewer=request.user)
     problem: dict[str, Any] = {}
     if refused is not None:
         try:

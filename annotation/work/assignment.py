@@ -7,10 +7,14 @@ on the same one, and the overlap check happens under the lock. On SQLite the
 transaction holds the database's write lock from its start (``IMMEDIATE``),
 which serialises hand-outs outright.
 
-Lock order, everywhere: assignments before items, except a fresh pick, which
-locks an item and then inserts a new assignment (an insert waits on no one).
-Where a quota is counted, the person's own user row is locked first (FOR NO
-KEY UPDATE, which inserts referring to the user do not wait on).
+Lock order, everywhere: the person's user row, then assignments, then items,
+except a fresh pick, which locks an item and then inserts a new assignment (an
+insert waits on no one). Every hand-out locks the person's own user row first
+(FOR NO KEY UPDATE, which inserts referring to the user do not wait on): what
+comes next reads what they hold and decides on it (the lease they hold, their
+quota), so two requests of theirs at once (two tabs) must take turns, or each
+would find nothing held and lease an item of its own. Other people's hand-outs
+never wait on it.
 
 Gold checks and training (``annotation.quality``) come before regular work
 (``gold_pick``). When a gold item is due is decided by counting, not by
@@ -32,7 +36,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -127,26 +131,28 @@ def item_next(*, project: Project, user: AbstractBaseUser, now: datetime | None 
 def item_lease(*, project: Project, user: AbstractBaseUser, now: datetime | None = None) -> Lease:
     """``item_next``, telling also whether the item starts with no answers (saving the API's
     next-item response a read)."""
-    for attempt in range(3):
-        try:
-            # A new lease and its log entry are one statement (``sql.together``).
-            with transaction.atomic(), sql.together():
-                moment = now or timezone.now()
-                assignment, answers = _item_next(project, user, moment)
-                tree_columns = sql.columns(ConversationTree, "tree")
-                row = sql.fetch_one(
-                    f"SELECT {tree_columns.sql} FROM {sql.table(ConversationTree)} tree WHERE tree.id = %s",
-                    [assignment.tree_id],
-                )
-                assignment.tree = tree_columns.load(row)
-                if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
-                    audit_record("assignment.lease", target=assignment.tree, scope=project.name, actor=user)
-            return Lease(assignment, answers)
-        except IntegrityError:
-            # The same user asked twice at once and both picked one item: ask again.
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    # A new lease and its log entry are one statement (``sql.together``).
+    with transaction.atomic(), sql.together():
+        moment = now or timezone.now()
+        assignment, answers = _item_next(project, user, moment)
+        tree_columns = sql.columns(ConversationTree, "tree")
+        row = sql.fetch_one(
+            f"SELECT {tree_columns.sql} FROM {sql.table(ConversationTree)} tree WHERE tree.id = %s",
+            [assignment.tree_id],
+        )
+        assignment.tree = tree_columns.load(row)
+        if assignment.leased_at == moment:  # a new lease, not the one they held (renewed)
+            audit_record("assignment.lease", target=assignment.tree, scope=project.name, actor=user)
+    return Lease(assignment, answers)
+
+
+def _person_lock(user: AbstractBaseUser) -> None:
+    """Lock ``user``'s row until the hand-out ends: their requests take turns (see the module's
+    docstring). One statement written out (``trees.sql``); nothing on SQLite, whose
+    transaction already holds the write lock."""
+    if connection.features.has_select_for_update:
+        people = sql.table(get_user_model())
+        sql.fetch_one(f"SELECT 1 FROM {people} WHERE id = %s FOR NO KEY UPDATE", [user.pk])
 
 
 def _item_next(
@@ -155,6 +161,7 @@ def _item_next(
     full_config = project_config(project)
     config = full_config.assignment
     lease = timedelta(minutes=config.lease_minutes)
+    _person_lock(user)
     if _reclaim_due(project):
         leases_reclaim(project, now)
 
@@ -231,14 +238,7 @@ def _held_or_due(
         return current, None
 
     if config.max_items_per_user is not None:
-        # One person asking twice at once (two tabs) must not pass the count twice: the
-        # second request waits on their user row until the first has taken its item.
-        list(
-            get_user_model()
-            .objects.select_for_update(no_key=True)
-            .filter(pk=user.pk)
-            .values_list("pk", flat=True)
-        )
+        # Counted under the person's lock (``_person_lock``): two tabs cannot pass it twice.
         taken = (
             Assignment.objects.filter(project=project, user=user, status__in=[LEASED, SUBMITTED])
             .exclude(kind=Assignment.Kind.TRAINING)

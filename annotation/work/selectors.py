@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
 
 from annotation.models import Annotation, Assignment, Project, Review
+from annotation.permissions import DeletedText
 from annotation.projects.selectors import Progress, project_progress
 from annotation.work.submissions import item_assignment
 from trees import sql
@@ -54,7 +55,8 @@ def item_view(
     1. the assignment with its tree (``item_assignment``; none when the caller
     just got it from ``item_lease``); 2. the user's answers (none when the
     lease knew them); 3-4. the progress (``project_progress``); 5. with
-    ``with_messages``, the whole tree (``trees.selectors.tree_outline``).
+    ``with_messages``, the whole tree (``trees.selectors.tree_outline``), deleted messages' text
+    as the user may read it (``permissions.DeletedText``: one more query, only for a tree with one).
 
     Raises Http404 when the tree is not an item of the project and
     NotAssigned when it is but the user does not hold it.
@@ -69,7 +71,11 @@ def item_view(
         assignment=assignment,
         annotations=answers,
         progress=project_progress(project=project, user=user),
-        outline=tree_outline(assignment.tree) if with_messages else None,
+        outline=(
+            DeletedText(user, project).outline(assignment.tree_id, tree_outline(assignment.tree))
+            if with_messages
+            else None
+        ),
     )
 
 

@@ -4,6 +4,11 @@ export back.
 
 Root is a superuser; Maggie manages the support project (over the support dataset), Rita
 reviews it and Alice annotates it; the other dataset belongs to no project of theirs.
+
+Who may add trees to a dataset (``permissions.can_import_trees``): a new tree becomes an
+item of every project over the dataset, so admins, staff with the permission to add trees,
+and whoever manages every project over it — not the manager of just one of the projects
+sharing it (issue 16), nor its reviewers. Anyone else who may read the dataset gets a 403.
 """
 
 from __future__ import annotations
@@ -336,6 +341,62 @@ def test_reviewers_and_annotators_may_not_import(people: dict[str, Any]) -> None
     assert (
         post_json(as_user(people, "alice"), dataset_url("support-trees", "import"), body).status_code == 404
     )
+
+
+@pytest.fixture
+def shared(people: dict[str, Any]) -> Any:
+    """A second project, rival, over the support dataset: Bob annotates it, Maggie has no role."""
+    bob = person("bob")
+    rival = project_create(
+        name="rival", dataset=Dataset.objects.get(name="support-trees"), config_yaml=CONFIG
+    )
+    membership_add(project=rival, user=bob, role=Membership.Role.ANNOTATOR)
+    return rival
+
+
+def test_the_manager_of_one_project_over_a_shared_dataset_may_not_add_to_it(
+    people: dict[str, Any], shared: Any
+) -> None:
+    body = {"format": "potato", "items": [chain("pushed", "Do this for me")]}
+
+    refused = post_json(as_user(people, "maggie"), dataset_url("support-trees", "import"), body)
+
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "code": "permission_denied",
+        "message": "you may not import into this dataset: its new trees would become items of every "
+        "project over it, and you do not manage them all",
+    }
+    assert not ConversationTree.objects.filter(external_id="pushed").exists()
+    assert not ProjectItem.objects.filter(project=shared, tree__external_id="pushed").exists()
+
+
+def test_who_manages_every_project_over_a_dataset_may_add_to_it(people: dict[str, Any], shared: Any) -> None:
+    membership_add(project=shared, user=people["maggie"], role=Membership.Role.MANAGER)
+    body = {"format": "potato", "items": [chain("pushed", "Hello")]}
+
+    response = post_json(as_user(people, "maggie"), dataset_url("support-trees", "import"), body)
+
+    assert response.status_code == 200
+    assert ProjectItem.objects.filter(project=shared, tree__external_id="pushed").exists()
+
+
+def test_staff_with_the_permission_to_add_trees_may_add_to_any_dataset(
+    people: dict[str, Any], shared: Any
+) -> None:
+    staffer = person("stan", is_staff=True)
+    staffer.user_permissions.add(*Permission.objects.filter(codename="view_dataset"))
+    body = {"format": "potato", "items": [chain("pushed", "Hello")]}
+
+    # A dataset no project uses is staff's too: seeing it is not enough to add to it.
+    refused = post_json(session_client(staffer), dataset_url("other-trees", "import"), body)
+    staffer.user_permissions.add(*Permission.objects.filter(codename="add_conversationtree"))
+    staffer = type(staffer).objects.get(pk=staffer.pk)  # permissions are cached on the object
+    shared_done = post_json(session_client(staffer), dataset_url("support-trees", "import"), body)
+    other_done = post_json(session_client(staffer), dataset_url("other-trees", "import"), body)
+
+    assert refused.status_code == 403
+    assert (shared_done.status_code, other_done.status_code) == (200, 200)
 
 
 def test_csv_comes_as_a_file_with_its_columns_and_speakers(people: dict[str, Any]) -> None:

@@ -3,7 +3,8 @@ must answer — and no answer shows anyone another project's trees or another an
 answers.
 
 Personas (tests/api/world.py): a superuser; alpha's manager, annotator and reviewer;
-beta's annotator; anonymous; a revoked token. Each request runs in a savepoint rolled
+beta's annotator; delta's manager, whose project shares beta's dataset; anonymous; a
+revoked token. Each request runs in a savepoint rolled
 back after it, so every persona meets the same world.
 """
 
@@ -28,13 +29,22 @@ from tests.api.world import (
     PERSONAS,
     REVIEWER,
     REVOKED,
+    SHARER,
     SUPERUSER,
     World,
 )
 
 pytestmark = pytest.mark.django_db
 
-SHORT = {"S": SUPERUSER, "M": MANAGER, "A": ANNOTATOR, "R": REVIEWER, "B": OUTSIDER, "N": ANONYMOUS}
+SHORT = {
+    "S": SUPERUSER,
+    "M": MANAGER,
+    "A": ANNOTATOR,
+    "R": REVIEWER,
+    "B": OUTSIDER,
+    "D": SHARER,
+    "N": ANONYMOUS,
+}
 
 # What each persona must never read, wherever it looks.
 FORBIDDEN = {
@@ -43,23 +53,26 @@ FORBIDDEN = {
     REVIEWER: (BETA_MARK,),
     ANNOTATOR: (BETA_MARK, OTHER_MARK),
     OUTSIDER: (ALPHA_MARK, OTHER_MARK),
+    SHARER: (ALPHA_MARK, OTHER_MARK),
     ANONYMOUS: (ALPHA_MARK, BETA_MARK, OTHER_MARK),
     REVOKED: (ALPHA_MARK, BETA_MARK, OTHER_MARK),
 }
 
 
 def expect(**statuses: int) -> dict[str, int]:
-    """Statuses by persona initial (S, M, A, R, B; N for anonymous): without a token or with a
-    revoked one, every operation is a 401 unless said otherwise."""
+    """Statuses by persona initial (S, M, A, R, B, D; N for anonymous): without a token or with a
+    revoked one, every operation is a 401 unless said otherwise. Dana (D) has no role in alpha,
+    as Bob: she answers as he does unless said otherwise."""
     expected = {ANONYMOUS: 401, REVOKED: 401}
     expected.update({SHORT[key]: status for key, status in statuses.items()})
+    expected.setdefault(SHARER, expected[OUTSIDER])
     assert set(expected) == set(PERSONAS), f"missing personas: {set(PERSONAS) - set(expected)}"
     return expected
 
 
 EVERYONE = expect(S=200, M=200, A=200, R=200, B=200)
 ALPHA_READERS = expect(S=200, M=200, A=404, R=200, B=404)
-BETA_READERS = expect(S=200, M=404, A=404, R=404, B=404)
+BETA_READERS = expect(S=200, M=404, A=404, R=404, B=404, D=200)
 ALPHA_MEMBERS = expect(S=200, M=200, A=200, R=200, B=404)
 STAFF_ONLY = expect(S=201, M=403, A=403, R=403, B=403)
 ANNOTATOR_ONLY = expect(S=403, M=403, A=200, R=403, B=404)
@@ -125,7 +138,14 @@ CASES = [
         {"name": "alpha-trees"},
         body=NEW_ITEM,
     ),
-    Case("POST", f"{V1}/datasets/{{name}}/import", BETA_READERS, {"name": "beta-trees"}, body=NEW_ITEM),
+    # Dana manages delta, over beta's dataset, but not beta: her new trees would be Bob's items.
+    Case(
+        "POST",
+        f"{V1}/datasets/{{name}}/import",
+        expect(S=200, M=404, A=404, R=404, B=404, D=403),
+        {"name": "beta-trees"},
+        body=NEW_ITEM,
+    ),
     Case(
         "GET", f"{V1}/datasets/{{name}}/export", ALPHA_READERS, {"name": "alpha-trees"}, query="format=potato"
     ),
@@ -145,7 +165,9 @@ CASES = [
         },
     ),
     Case("GET", f"{V1}/projects/{{name}}", ALPHA_MEMBERS, ALPHA),
-    Case("GET", f"{V1}/projects/{{name}}", expect(S=200, M=404, A=404, R=404, B=200), {"name": "beta"}),
+    Case(
+        "GET", f"{V1}/projects/{{name}}", expect(S=200, M=404, A=404, R=404, B=200, D=404), {"name": "beta"}
+    ),
     Case("GET", f"{V1}/projects/{{name}}/members", REVIEWERS, ALPHA),
     Case(
         "POST",
@@ -164,7 +186,7 @@ CASES = [
     Case(
         "POST",
         f"{V1}/projects/{{name}}/items/next",
-        expect(S=403, M=404, A=404, R=404, B=200),
+        expect(S=403, M=404, A=404, R=404, B=200, D=404),
         {"name": "beta"},
     ),
     Case("GET", f"{V1}/projects/{{name}}/items/{{tree_id}}", ANNOTATOR_ONLY, ITEM),
@@ -178,7 +200,7 @@ CASES = [
     Case(
         "GET",
         f"{V1}/projects/{{name}}/export",
-        expect(S=200, M=404, A=404, R=404, B=403),
+        expect(S=200, M=404, A=404, R=404, B=403, D=404),
         {"name": "beta"},
         query="format=sft",
     ),
@@ -235,8 +257,13 @@ CASES = [
         COLLECT | {"deletion_id": "@deletion.pk"},
     ),
     Case("GET", f"{V1}/projects/{{name}}/collect/export", REVIEWERS, COLLECT, query="state=all"),
-    Case("GET", f"{V1}/rubrics", expect(S=200, M=200, A=403, R=200, B=403)),
-    Case("GET", f"{V1}/rubrics/{{rubric}}", expect(S=200, M=200, A=403, R=200, B=403), {"rubric": "@rubric"}),
+    Case("GET", f"{V1}/rubrics", expect(S=200, M=200, A=403, R=200, B=403, D=200)),
+    Case(
+        "GET",
+        f"{V1}/rubrics/{{rubric}}",
+        expect(S=200, M=200, A=403, R=200, B=403, D=200),
+        {"rubric": "@rubric"},
+    ),
     Case("POST", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/evaluate", MANAGERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/results", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/report", REVIEWERS, RUBRIC),

@@ -1,7 +1,8 @@
 """The world the API's specs run in: two projects' worth of trees and people, with tokens.
 
 Personas (``PERSONAS``): Root is a superuser; Maggie manages project alpha,
-Alice annotates it and Rita reviews it; Bob annotates project beta. Olga
+Alice annotates it and Rita reviews it; Bob annotates project beta; Dana manages
+project delta, which shares beta's dataset (she has no role in beta). Olga
 annotates alpha too, but only as a bystander whose answers nobody else's
 token may read. A revoked token (Maggie's) and anonymous requests complete
 the matrix.
@@ -38,12 +39,13 @@ from tests.factories import CollectProjectFactory, DatasetFactory, RubricFactory
 from trees.models import ConversationTree, Message
 from trees.services import tree_import
 
-SUPERUSER, MANAGER, ANNOTATOR, REVIEWER, OUTSIDER, ANONYMOUS, REVOKED = PERSONAS = (
+SUPERUSER, MANAGER, ANNOTATOR, REVIEWER, OUTSIDER, SHARER, ANONYMOUS, REVOKED = PERSONAS = (
     "superuser",
     "manager_a",
     "annotator_a",
     "reviewer_a",
     "annotator_b",
+    "manager_d",
     "anonymous",
     "revoked",
 )
@@ -123,12 +125,14 @@ def build_world() -> World:
         ANNOTATOR: person("alice"),
         REVIEWER: person("rita"),
         OUTSIDER: person("bob"),
+        SHARER: person("dana"),
     }
     olga, helper = person("olga"), person("hank")
     alpha_data = dataset_with("alpha-trees", potato_items("alpha", ALPHA_MARK, 3))
     beta_data = dataset_with("beta-trees", potato_items("beta", BETA_MARK, 2))
     alpha = project_create(name="alpha", dataset=alpha_data, config_yaml=CONFIG)
     beta = project_create(name="beta", dataset=beta_data, config_yaml=CONFIG)
+    delta = project_create(name="delta", dataset=beta_data, config_yaml=CONFIG)
 
     collect = CollectProjectFactory(
         name="alpha-collect", workflow=SMALL | {"max_active_trees": 5, "max_initial_prompt_review": 5}
@@ -139,6 +143,7 @@ def build_world() -> World:
         membership_add(project=project, user=users[REVIEWER], role=Membership.Role.REVIEWER)
     olga_membership = membership_add(project=alpha, user=olga, role=Membership.Role.ANNOTATOR)
     membership_add(project=beta, user=users[OUTSIDER], role=Membership.Role.ANNOTATOR)
+    membership_add(project=delta, user=users[SHARER], role=Membership.Role.MANAGER)
     membership_add(project=collect, user=helper, role=Membership.Role.ANNOTATOR)
 
     # Olga answers the first item; Alice then holds the same one (two answers per item).

@@ -24,7 +24,7 @@ from tests.factories import (
     PotatoTreeFactory,
     ProjectFactory,
 )
-from tests.queries import closing_writes
+from tests.queries import closing_writes, row_locks
 
 pytestmark = pytest.mark.django_db
 
@@ -397,10 +397,10 @@ def branching_item(nodes: int) -> dict:
     return {"id": f"tree_{nodes}", "tree": messages[0]}
 
 
-# A savepoint around: expired leases, a free item taken (if the user holds or lost none, in the
-# same statement), the tree's shape and the shuffled comparison draft, the tree, then the
-# assignment and the audit entry.
-HAND_OUT_QUERIES = 7 + closing_writes(2)
+# A savepoint around: the person's lock (PostgreSQL), expired leases, a free item taken (if the
+# user holds or lost none, in the same statement), the tree's shape and the shuffled comparison
+# draft, the tree, then the assignment and the audit entry.
+HAND_OUT_QUERIES = 7 + row_locks(1) + closing_writes(2)
 
 
 @pytest.mark.parametrize("nodes", [4, 1000])
@@ -425,9 +425,10 @@ def test_asking_again_runs_the_same_queries_whatever_the_tree_size(alice, django
     project = ProjectFactory(dataset=dataset, config_yaml=COMPARE)
     item_next(project=project, user=alice, now=T0)
 
-    # A savepoint around: expired leases, the taking that finds a lease held, the leases held, the
-    # renewal, the tree; a renewed lease is not a new one, so no audit entry.
-    with django_assert_num_queries(7):
+    # A savepoint around: the person's lock (PostgreSQL), expired leases, the taking that finds a
+    # lease held, the leases held, the renewal, the tree; a renewed lease is not a new one, so no
+    # audit entry.
+    with django_assert_num_queries(7 + row_locks(1)):
         item_next(project=project, user=alice, now=T0 + timedelta(minutes=1))
 
 

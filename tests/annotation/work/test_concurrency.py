@@ -3,7 +3,11 @@ next-item requests each for 5 annotators (so several threads act for the
 same person at once), submitting, skipping or keeping what they get. No item
 may exceed its overlap, nobody may exceed their quota, get an item twice or
 get back an item they had already finished, and the counters must agree with
-the rows."""
+the rows.
+
+One person asking for work from several tabs at once, holding nothing, gets
+one lease: the others wait for it and are handed the same item (issue 16,
+"two tabs can each get a lease")."""
 
 import random
 import threading
@@ -134,3 +138,55 @@ def test_concurrent_hand_outs_never_exceed_the_overlap_nor_repeat_an_item():
 
     assert sum(outcomes.values()) == THREADS * REQUESTS
     assert outcomes["submit"] > 0 and outcomes["done"] + outcomes["quota"] > 0
+
+
+TABS, ROUNDS = 4, 8
+OPEN_CONFIG = """
+annotation_schemes:
+  - {annotation_type: likert, name: quality, size: 5}
+assignment: {annotations_per_item: 1, order: sequential}
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_annotator_asking_from_several_tabs_at_once_holds_one_lease():
+    """No quota and no gold: the hand-out's fastest path, where the race was."""
+    dataset = DatasetFactory()
+    ConversationTreeFactory.create_batch(TABS * ROUNDS, dataset=dataset)
+    project = ProjectFactory(dataset=dataset, config_yaml=OPEN_CONFIG)
+    failures: list[BaseException] = []
+    handed: list[tuple[int, int]] = []  # (user id, tree id) per request
+    guard = threading.Lock()
+
+    def ask(user, start: threading.Barrier) -> None:
+        try:
+            start.wait()
+            assignment = item_next(project=project, user=user)
+            with guard:
+                handed.append((user.pk, assignment.tree_id))
+        except BaseException as error:
+            with guard:
+                failures.append(error)
+        finally:
+            connection.close()
+
+    people = [PersonaFactory(username=f"tabs{round_}") for round_ in range(ROUNDS)]
+    for person in people:  # a fresh person each round, holding nothing
+        start = threading.Barrier(TABS)
+        tabs = [threading.Thread(target=ask, args=(person, start)) for _ in range(TABS)]
+        for tab in tabs:
+            tab.start()
+        for tab in tabs:
+            tab.join(timeout=30)
+        assert not any(tab.is_alive() for tab in tabs)
+
+    assert failures == []
+    leases = Counter(
+        Assignment.objects.filter(project=project, status="leased").values_list("user_id", flat=True)
+    )
+    assert leases == {person.pk: 1 for person in people}
+    trees_per_person = {user_id: {tree for who, tree in handed if who == user_id} for user_id, _ in handed}
+    assert all(len(trees) == 1 for trees in trees_per_person.values())
+    items = ProjectItem.objects.filter(project=project)
+    assert sum(item.active_count for item in items) == ROUNDS  # no place taken by a lease that was not kept
