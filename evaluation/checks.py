@@ -4,6 +4,7 @@ A check is a mapping with one key, the check's type::
 
     equals: [metadata.final_state.start, metadata.ground_truth.start]      two paths
     equals: {path: metadata.final_state.status, value: confirmed}           a path and a value
+    equals: {left: ..., right: metadata.ground_truth.duration, default: 30} right when missing or null
     set_equals: {left: ..., right: ..., ignore_case: true}                  lists as sets
     exists: metadata.final_state.booking                                    present and not null
     truthy: metadata.scheduling_context.conflict                            true, non-empty, non-zero
@@ -182,10 +183,25 @@ def _two_sides(raw: Any, where: str, problems: Problems) -> tuple[JsonPath | Non
     if "value" in raw:
         _options(raw, where, problems, {"path", "value", "ignore_case"}, {"path"})
         return _path(raw.get("path"), join(where, "path"), problems), raw["value"], True, ignore_case
-    _options(raw, where, problems, {"left", "right", "ignore_case"}, {"left", "right"})
+    _options(raw, where, problems, {"left", "right", "ignore_case", "default"}, {"left", "right"})
     left = _path(raw.get("left"), join(where, "left"), problems) if "left" in raw else None
     right = _path(raw.get("right"), join(where, "right"), problems) if "right" in raw else None
+    if right is not None and "default" in raw:
+        right = _Defaulted(right, raw["default"])
     return left, right, False, ignore_case
+
+
+@dataclass(frozen=True)
+class _Defaulted:
+    """A right-hand path with the value it stands for when missing or null: a ground truth
+    that leaves out what the method assumes (a meeting's 30 minutes, say)."""
+
+    path: JsonPath
+    default: Any
+
+    def resolve(self, subject: Subject) -> Any:
+        value = self.path.resolve(subject)
+        return self.default if value is MISSING or value is None else value
 
 
 @check_type("equals")

@@ -11,6 +11,7 @@
         question: Was the meeting booked at the right time?
         weight: 0.25                    # negative weights are penalties
         check: {equals: [metadata.final_state.start, metadata.ground_truth.start]}   # optional
+        requires: [booking_confirmed]   # optional: holds only when these gates hold too
     gates:                              # named checks without weight, for outcome rules
       - key: booking_confirmed
         question: Is the booking confirmed?
@@ -32,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -42,7 +43,7 @@ from evaluation.checks import Check, ParseContext, parse_check, registered_pytho
 from evaluation.subjects import TARGETS
 
 TOP_KEYS = frozenset({"name", "title", "description", "target", "normalize", "criteria", "gates", "outcomes"})
-CRITERION_KEYS = frozenset({"key", "question", "weight", "check"})
+CRITERION_KEYS = frozenset({"key", "question", "weight", "check", "requires"})
 GATE_KEYS = frozenset({"key", "question", "check"})
 OUTCOME_KEYS = frozenset({"name", "min_score", "requires", "description"})
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
@@ -58,6 +59,9 @@ class Criterion:
     weight: float
     check: Check | None = field(default=None, compare=False, repr=False)
     check_source: Any = None  # the check as written, for the admin and the API
+    # Gates without which the criterion does not hold, whatever its own check or judges say
+    # (the scheduling method's "if not booking_confirmed: return False").
+    requires: tuple[str, ...] = ()
 
     @property
     def automatic(self) -> bool:
@@ -140,7 +144,11 @@ class RubricSpec:
             "target": self.target,
             "normalize": self.normalize,
             "criteria": [
-                with_check({"key": c.key, "question": c.question, "weight": c.weight}, c)
+                with_check(
+                    {"key": c.key, "question": c.question, "weight": c.weight}
+                    | ({"requires": list(c.requires)} if c.requires else {}),
+                    c,
+                )
                 for c in self.criteria
             ],
             "gates": [with_check({"key": g.key, "question": g.question}, g) for g in self.gates],
@@ -212,6 +220,7 @@ def rubric_from_data(raw: Any, *, python_checks: Collection[str] | None = None) 
     seen: dict[str, str] = {}
     criteria = _criteria(raw.get("criteria"), problems, context, seen)
     gates = _gates(raw.get("gates"), problems, context, seen)
+    criteria = _criteria_requires(raw.get("criteria"), criteria, gates, problems)
     outcomes = _outcomes(raw.get("outcomes"), problems, seen)
     warnings = _weights(criteria, normalize, problems)
     problems.raise_if_any()
@@ -294,6 +303,32 @@ def _criteria(raw: Any, problems: Problems, context: ParseContext, seen: dict[st
         if key is not None and weight is not None:
             criteria.append(Criterion(key, question, float(weight), check, entry.get("check")))
     return criteria
+
+
+def _criteria_requires(
+    raw: Any, criteria: list[Criterion], gates: list[Gate], problems: Problems
+) -> list[Criterion]:
+    """The criteria with the gates each requires: only gates, so a criterion never waits on
+    another criterion (no order between criteria, no cycles)."""
+    gate_keys = [gate.key for gate in gates]
+    known = ", ".join(gate_keys) if gate_keys else "none"
+    requires: dict[str, tuple[str, ...]] = {}
+    for path, entry in _entries(raw, "criteria", Problems(), required=False):
+        if "requires" not in entry:
+            continue
+        value, where = entry["requires"], join(path, "requires")
+        if not isinstance(value, list):
+            problems.add(where, f"must be a list of gate keys, got {describe(value)}")
+            continue
+        keys = []
+        for index, key in enumerate(value):
+            if isinstance(key, str) and key in gate_keys:
+                keys.append(key)
+            else:
+                shown = f'"{key}"' if isinstance(key, str) else describe(key)
+                problems.add(join(where, index), f"unknown gate {shown} (gates are: {known})", "unknown_key")
+        requires[entry.get("key")] = tuple(keys)
+    return [replace(c, requires=requires.get(c.key, ())) for c in criteria]
 
 
 def _gates(raw: Any, problems: Problems, context: ParseContext, seen: dict[str, str]) -> list[Gate]:

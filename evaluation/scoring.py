@@ -1,7 +1,8 @@
 """From yes/no verdicts to a score, an outcome and an explanation.
 
 Pure functions over a ``RubricSpec`` and a mapping ``key → bool`` (criteria
-and gates; a key that is missing or None counts as not holding).
+and gates; a key that is missing or None counts as not holding). A criterion
+that ``requires`` gates holds only when they hold too, whoever judged it.
 
 - score = Σ weights of the criteria that hold ÷ Σ positive weights, clipped
   to [0, 1] and rounded to 9 decimals (weights are decimals: 0.25 + 0.25 +
@@ -57,9 +58,15 @@ def evaluate(
     """Score, outcome and explanation for ``verdicts``; ``notes`` add a remark per key
     (e.g. "no automatic check", "2 of 3 judges said yes")."""
     details = {key: bool(verdicts.get(key)) for key in spec.keys}
+    notes = dict(notes or {})
+    for criterion in spec.criteria:
+        missing = [gate for gate in criterion.requires if not details.get(gate)]
+        if missing and details[criterion.key]:
+            details[criterion.key] = False
+            unmet = f"requires {', '.join(missing)}, which does not hold"
+            notes[criterion.key] = f"{notes[criterion.key]}; {unmet}" if criterion.key in notes else unmet
     score = rubric_score(spec, details)
     rule = rubric_outcome(spec, details, score)
-    notes = dict(notes or {})
     return Evaluation(
         details=details,
         score=score,

@@ -12,7 +12,8 @@ from evaluation.subjects import Subject
 
 
 def booking_confirmed(subject: Subject) -> bool:
-    """The final state holds a booking whose status is "confirmed" and which has a start time."""
+    """The method's ``booking_confirmed``: the final state's scheduling context says the
+    booking is confirmed (``true`` itself, not merely a truthy value)."""
     final_state = subject.metadata.get("final_state")
-    booking = final_state.get("booking") if isinstance(final_state, dict) else None
-    return isinstance(booking, dict) and booking.get("status") == "confirmed" and bool(booking.get("start"))
+    context = final_state.get("scheduling_context") if isinstance(final_state, dict) else None
+    return isinstance(context, dict) and context.get("booking_confirmed") is True

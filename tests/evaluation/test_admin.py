@@ -38,7 +38,7 @@ def form_errors(response: Any) -> list[str]:
 
 def test_a_bad_rubric_is_refused_on_the_form_with_every_problem_located(as_alice):
     bad = RUBRIC_YAML.replace("weight: 0.10", "weight: 0.15").replace(
-        "requires: [booking_confirmed]", "requires: [booked]"
+        "requires: [booking_confirmed]\n    description:", "requires: [booked]\n    description:"
     )
 
     response = as_alice.post(ADD, {"yaml": bad, "versions-TOTAL_FORMS": 0, "versions-INITIAL_FORMS": 0})

@@ -138,6 +138,15 @@ def test_equals_can_compare_a_path_with_a_value():
     assert not check({"equals": {"path": "metadata.conflict", "value": 0}})  # false is not 0
 
 
+def test_equals_can_stand_a_default_for_a_missing_or_null_right_hand_value():
+    booked = "metadata.final_state.booking.minutes"  # 30.0
+    # The ground truth gives no length: the default stands for it.
+    assert check({"equals": {"left": booked, "right": "metadata.ground_truth.length", "default": 30}})
+    assert not check({"equals": {"left": booked, "right": "metadata.ground_truth.length", "default": 45}})
+    # A right-hand value that is there is used as it is (30), whatever the default.
+    assert check({"equals": {"left": booked, "right": "metadata.ground_truth.minutes", "default": 45}})
+
+
 def test_set_equals_ignores_order_and_duplicates_and_can_ignore_case():
     paths = {
         "left": "metadata.final_state.booking.participants",

@@ -110,7 +110,7 @@ def test_evaluate_stores_one_automatic_result_per_item_with_the_version_it_used(
     out, _ = run("evaluate", "scheduling", "--rubric", "scheduling")
 
     assert out.startswith("evaluated 8 items of scheduling with rubric scheduling v1 in ")
-    assert out.endswith(": successful_completion 2, graceful_failure 3, partial_failure 2, hard_failure 1\n")
+    assert out.endswith(": successful_completion 2, graceful_failure 2, partial_failure 3, hard_failure 1\n")
     results = EvaluationResult.objects.filter(project=project).select_related("tree", "rubric_version")
     assert {
         r.tree.external_id: {"details": r.details, "score": r.score, "outcome": r.outcome} for r in results

@@ -56,7 +56,7 @@ def test_two_conversations_judged_by_keyboard_show_up_in_the_report(
     expect(page.locator("h1 code")).to_have_text("sched_002")
     expect(page.locator("[data-annotate]")).to_have_attribute("data-ready", "true")
 
-    judge_by_keyboard(page, "yynynn")
+    judge_by_keyboard(page, "yynyny")  # the booking confirmed: the criteria that require it count
     page.keyboard.press("Control+Enter")
     expect(page.locator("[data-nothing-left]")).to_be_visible()
 

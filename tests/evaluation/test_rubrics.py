@@ -89,6 +89,40 @@ def test_an_outcome_requiring_an_unknown_key_is_refused_naming_the_keys_there_ar
     ]
 
 
+def test_a_criterion_may_require_only_gates_named_in_the_rubric():
+    text = rubric(
+        "  - {key: a, question: 'A?', weight: 0.5, requires: [confirmed]}\n"
+        "  - {key: b, question: 'B?', weight: 0.5, requires: [a, booked]}\n"
+        "  - {key: c, question: 'C?', weight: 0.1, requires: confirmed}\n",
+        normalize="true",
+    ).replace("outcomes:", "gates:\n  - {key: confirmed, question: 'Confirmed?'}\noutcomes:")
+
+    assert problems_of(text) == [
+        'criteria[1].requires[0]: unknown gate "a" (gates are: confirmed)',
+        'criteria[1].requires[1]: unknown gate "booked" (gates are: confirmed)',
+        "criteria[2].requires: must be a list of gate keys, got a string",
+    ]
+
+
+def test_a_criterion_requiring_a_gate_that_does_not_hold_does_not_hold():
+    from evaluation.scoring import evaluate
+
+    spec = parse_rubric(
+        rubric(
+            "  - {key: a, question: 'A?', weight: 0.5, requires: [confirmed]}\n  - {key: b, question: 'B?', weight: 0.5}\n"
+        ).replace("outcomes:", "gates:\n  - {key: confirmed, question: 'Confirmed?'}\noutcomes:")
+    )
+
+    unconfirmed = evaluate(spec, {"a": True, "b": True, "confirmed": False})
+    confirmed = evaluate(spec, {"a": True, "b": True, "confirmed": True})
+
+    assert (unconfirmed.details["a"], unconfirmed.score) == (False, 0.5)
+    assert unconfirmed.notes["a"] == "requires confirmed, which does not hold"
+    assert (confirmed.details["a"], confirmed.score) == (True, 1.0)
+    assert [c.requires for c in spec.criteria] == [("confirmed",), ()]
+    assert spec.as_json()["criteria"][0]["requires"] == ["confirmed"]
+
+
 def test_a_python_check_must_be_registered_in_settings_never_imported_from_the_yaml():
     text = rubric(
         "  - {key: a, question: 'A?', weight: 0.5, check: {python: os.system}}\n"

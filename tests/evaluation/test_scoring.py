@@ -52,7 +52,8 @@ def test_the_sample_covers_every_outcome_and_both_sides_of_each_threshold():
 
     assert outcomes == {"successful_completion", "graceful_failure", "partial_failure", "hard_failure"}
     assert 0.5 in scores  # exactly on graceful_failure's threshold
-    assert EXPECTED["sched_005"] == {**EXPECTED["sched_005"], "score": 1.0, "outcome": "graceful_failure"}
+    # A pending booking: the method's gated criteria fail, 0.40 (tests/evaluation/test_scheduling_method.py).
+    assert EXPECTED["sched_005"] == {**EXPECTED["sched_005"], "score": 0.4, "outcome": "partial_failure"}
 
 
 def test_score_is_the_sum_of_the_weights_that_hold_without_float_noise():
@@ -114,7 +115,11 @@ def test_the_explanation_names_the_deciding_rule_and_each_criterion_with_its_que
 
 
 def test_a_gate_that_fails_is_why_a_perfect_score_is_not_a_success():
-    lines = judged()["sched_005"].explanation.splitlines()
+    # The sample's criteria wait for the gate too; without that, every criterion can hold.
+    ungated = parse_rubric(RUBRIC_YAML.replace("requires: [booking_confirmed]\n    check:", "check:"))
+    verdicts = dict.fromkeys(CRITERIA, True) | {"booking_confirmed": False}
+
+    lines = evaluate(ungated, verdicts).explanation.splitlines()
 
     assert lines[:2] == [
         "Outcome graceful_failure: rule 2 of 4 holds (score 1 ≥ 0.5).",
