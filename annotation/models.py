@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import ExpressionWrapper, F, Q
 from django.utils import timezone
 
+from trees.fields import JSONField
 from trees.models import ConversationTree, Dataset
 
 
@@ -32,7 +33,7 @@ class Project(models.Model):
         "configuration (YAML)", help_text="Potato-compatible annotation_schemes plus Branchpoint's own keys."
     )
     # The validated, normalised form of config_yaml; written only by the services.
-    config = models.JSONField(default=dict, editable=False)
+    config = JSONField(default=dict, editable=False)
     instructions = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -112,7 +113,7 @@ class ProjectItem(models.Model):
     # make up the training phase) to measure accuracy, outside the overlap counts.
     is_gold = models.BooleanField("gold", default=False)
     # The expected answers by scheme name, in the shape an annotation's payload has.
-    gold_answers = models.JSONField(default=dict, blank=True)
+    gold_answers = JSONField(default=dict, blank=True)
     # Shown to the annotator after they answer the item in training: why the answer is right.
     gold_explanation = models.TextField(blank=True)
 
@@ -231,7 +232,7 @@ class Annotation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations", db_index=False
     )
     scheme = models.CharField(max_length=100)
-    payload = models.JSONField(default=dict, blank=True)
+    payload = JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     version = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)

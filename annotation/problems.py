@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# Paths are written one way everywhere: the stored-text checks (trees) write them too.
+from trees.storable import join
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -33,12 +36,6 @@ class ProblemsError(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__("; ".join(str(problem) for problem in problems))
         self.problems = problems
-
-
-def join(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
 
 
 def nearest(word: str, choices: Iterable[str]) -> str | None:

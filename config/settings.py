@@ -323,6 +323,24 @@ API_THROTTLE_RATES = {
 # larger ones get a 413 before their body is read.
 BRANCHPOINT_MAX_UPLOAD_BYTES = env_int("BRANCHPOINT_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
 
+# What reading a file (an upload, a command's file) may take in, whoever made it
+# (trees.formats.bounds): a gzip file's decompressed bytes (ten times the upload limit: JSON
+# compresses about that well, a gzip bomb far better), the longest line of JSONL or CSV,
+# element of a JSON array or JSON document read whole, and how many levels of arrays and
+# objects any JSON value may nest (a conversation tree's own nesting aside: max_depth below).
+BRANCHPOINT_MAX_DECOMPRESSED_BYTES = env_int(
+    "BRANCHPOINT_MAX_DECOMPRESSED_BYTES", 10 * BRANCHPOINT_MAX_UPLOAD_BYTES
+)
+BRANCHPOINT_MAX_LINE_BYTES = env_int("BRANCHPOINT_MAX_LINE_BYTES", 64 * 1024 * 1024)
+BRANCHPOINT_MAX_JSON_DEPTH = env_int("BRANCHPOINT_MAX_JSON_DEPTH", 100)
+
+# Every YAML the platform reads (project configs, rubrics: annotation.bounded_yaml): how
+# many values a document may hold, each alias counted as the values it stands for (a few
+# kilobytes of nested aliases stand for billions), how many aliases, and how many levels.
+BRANCHPOINT_YAML_MAX_NODES = env_int("BRANCHPOINT_YAML_MAX_NODES", 100_000)
+BRANCHPOINT_YAML_MAX_ALIASES = env_int("BRANCHPOINT_YAML_MAX_ALIASES", 1_000)
+BRANCHPOINT_YAML_MAX_DEPTH = env_int("BRANCHPOINT_YAML_MAX_DEPTH", 64)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Branchpoint API",
     "DESCRIPTION": (

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -55,11 +55,20 @@ MESSAGE_SELECTORS = (
 )
 
 
+# all/any/not nest: reading a check, and running it, descend one call per level.
+MAX_NESTING = 20
+
+
 @dataclass(frozen=True)
 class ParseContext:
-    """What reading a check needs beyond its YAML: the registered Python checks' names."""
+    """What reading a check needs beyond its YAML: the registered Python checks' names, and
+    how many all/any/not the check being read is inside."""
 
     python_checks: Collection[str]
+    depth: int = 0
+
+    def inner(self) -> ParseContext:
+        return replace(self, depth=self.depth + 1)
 
 
 Parser = Callable[[Any, str, Problems, ParseContext], Check | None]
@@ -80,6 +89,9 @@ def parse_check(raw: Any, path: str, problems: Problems, context: ParseContext) 
     if not isinstance(raw, Mapping) or len(raw) != 1:
         got = describe(raw) if not isinstance(raw, Mapping) else f"a mapping with {len(raw)} keys"
         problems.add(path, f"must be a mapping with one key, the check's type ({names}), got {got}")
+        return None
+    if context.depth > MAX_NESTING:
+        problems.add(path, f"all, any and not nest more than {MAX_NESTING} levels deep", "too_deep")
         return None
     ((kind, value),) = raw.items()
     parser = CHECK_TYPES.get(kind) if isinstance(kind, str) else None
@@ -380,7 +392,8 @@ def _many(raw: Any, where: str, problems: Problems, context: ParseContext) -> li
     if not isinstance(raw, list) or not raw:
         problems.add(where, f"must be a non-empty list of checks, got {describe(raw)}")
         return None
-    parts = [parse_check(item, join(where, index), problems, context) for index, item in enumerate(raw)]
+    inner = context.inner()
+    parts = [parse_check(item, join(where, index), problems, inner) for index, item in enumerate(raw)]
     if any(part is None for part in parts):
         return None
     return parts  # type: ignore[return-value]
@@ -404,7 +417,7 @@ def _any(raw: Any, where: str, problems: Problems, context: ParseContext) -> Che
 
 @check_type("not")
 def _not(raw: Any, where: str, problems: Problems, context: ParseContext) -> Check | None:
-    inner = parse_check(raw, where, problems, context)
+    inner = parse_check(raw, where, problems, context.inner())
     if inner is None:
         return None
     return lambda subject: not inner(subject)

@@ -18,6 +18,7 @@ from django.db import models
 from django.utils import timezone
 
 from annotation.models import Project
+from trees.fields import JSONField
 from trees.models import ConversationTree
 
 
@@ -40,7 +41,7 @@ class RubricVersion(models.Model):
     number = models.PositiveIntegerField()
     yaml = models.TextField()
     # The validated rubric as plain data (RubricSpec.as_json): what the API and pages show.
-    spec = models.JSONField(default=dict)
+    spec = JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -72,12 +73,12 @@ class EvaluationResult(models.Model):
         help_text="The judged node (a path's last); empty for a conversation.",
     )
     source = models.CharField(max_length=16, choices=Source.choices)
-    details = models.JSONField(default=dict, help_text="Criterion or gate key → holds.")
+    details = JSONField(default=dict, help_text="Criterion or gate key → holds.")
     score = models.FloatField()
     outcome = models.CharField(max_length=100)
     explanation = models.TextField(blank=True)
     # Human results: criterion → judge (user id) → answer, for agreement.
-    votes = models.JSONField(default=dict, blank=True)
+    votes = JSONField(default=dict, blank=True)
     # The model that wrote the judged reply, for A/B reports.
     model_name = models.CharField(max_length=255, blank=True, default="")
     computed_at = models.DateTimeField(default=timezone.now)
@@ -112,7 +113,7 @@ class AgreementSnapshot(models.Model):
         Project, on_delete=models.CASCADE, primary_key=True, related_name="agreement_snapshot"
     )
     stamp = models.CharField(max_length=255)
-    figures = models.JSONField(default=dict)
+    figures = JSONField(default=dict)
     computed_at = models.DateTimeField(default=timezone.now)
     seconds = models.FloatField(default=0.0, help_text="How long computing the figures took.")
 

@@ -36,8 +36,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
+from annotation.bounded_yaml import load_yaml
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from evaluation.checks import Check, ParseContext, parse_check, registered_python_checks
 from evaluation.subjects import TARGETS
@@ -164,33 +163,13 @@ class RubricSpec:
         }
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML without implicit dates: ``2025-03-11`` stays the string metadata holds."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def load_rubric_yaml(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        reason = getattr(error, "problem", None) or str(error)
-        raise ProblemsError([Problem(where, f"not valid YAML: {reason}", "yaml")]) from None
-
-
 def parse_rubric(text: str, *, python_checks: Collection[str] | None = None) -> RubricSpec:
     """Validate a rubric's YAML; raises ProblemsError listing every problem.
 
     ``python_checks`` are the names YAML may use with ``python:`` (by default
     those registered in ``settings.BRANCHPOINT_RUBRIC_CHECKS``).
     """
-    return rubric_from_data(load_rubric_yaml(text), python_checks=python_checks)
+    return rubric_from_data(load_yaml(text), python_checks=python_checks)
 
 
 def rubric_from_data(raw: Any, *, python_checks: Collection[str] | None = None) -> RubricSpec:

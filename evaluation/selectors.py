@@ -22,7 +22,7 @@ from evaluation.paths import JsonPath, PathError, parse_path, walk
 from evaluation.reports import Report, Row, build_report, group_label
 from evaluation.rubrics import RubricSpec
 from evaluation.services import rubric_spec
-from trees.formats.jsonstream import decode
+from trees.formats.jsonstream import decode_stored
 
 AUTO, HUMAN, COMBINED = (
     EvaluationResult.Source.AUTO,
@@ -145,10 +145,16 @@ def report_rows(*, project: Project, query: ReportQuery) -> list[Row]:
         if query.group == MODEL:
             group = values[7] or None
         elif query.group_path is not None:
-            group = group_label(_walk(decode(values[8]), query.group_path))
+            group = group_label(_walk(decode_stored(values[8]), query.group_path))
         votes = values[6]
         rows.append(
-            Row(values[3], values[4], decode(values[5]), group, decode(votes) if votes != "{}" else None)
+            Row(
+                values[3],
+                values[4],
+                decode_stored(values[5]),
+                group,
+                decode_stored(votes) if votes != "{}" else None,
+            )
         )
     return rows
 

@@ -28,6 +28,7 @@ LAYERS = [
         "annotation",
         "annotation.models",
         "annotation.problems",
+        "annotation.bounded_yaml",
         "annotation.recent",
         "annotation.permissions",
         "annotation.converters",

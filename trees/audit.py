@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, models
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 
 from trees import sql
 from trees.models import AuditEntry
+from trees.storable import unstorable
 
 Via = AuditEntry.Via
 T = TypeVar("T")
@@ -114,8 +115,29 @@ def audit_context(
         _context.reset(token)
 
 
-class AuditedCommand(BaseCommand):
-    """A management command whose writes are logged as ``via=command``, by ``manage.py <name>``."""
+class TextCommand(BaseCommand):
+    """A management command whose arguments are text it may store or look up: one that no
+    database can store (a byte the locale could not read as text arrives as a lone
+    surrogate, as Python reads ``argv``) is refused (exit code 2) before anything runs,
+    except the file paths in ``path_options``, which name files, whatever bytes the file
+    system allows."""
+
+    path_options: frozenset[str] = frozenset({"file", "config", "instructions_file", "output"})
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        for option, value in [("", value) for value in args] + list(options.items()):
+            if option in self.path_options:
+                continue
+            for text in value if isinstance(value, list | tuple) else [value]:
+                if isinstance(text, str) and (found := unstorable(text)):
+                    where = f"{option.replace('_', '-')}: " if option else ""
+                    raise CommandError(f"{where}{found.message}", returncode=2)
+        return super().execute(*args, **options)
+
+
+class AuditedCommand(TextCommand):
+    """A management command whose writes are logged as ``via=command``, by ``manage.py <name>``
+    (its arguments checked as ``TextCommand`` checks them)."""
 
     def execute(self, *args: Any, **options: Any) -> Any:
         name = type(self).__module__.rpartition(".")[2]

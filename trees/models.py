@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from trees import vocabulary
+from trees.fields import JSONField
 
 
 class Dataset(models.Model):
@@ -37,7 +38,7 @@ class ConversationTree(models.Model):
         default=vocabulary.IMPORTED_TREE_STATE,
         db_index=True,
     )
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -84,7 +85,7 @@ class Message(models.Model):
     )
     synthetic = models.BooleanField(default=False)
     model_name = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = JSONField(default=dict, blank=True)
     # Review and ranking results, as Open-Assistant's collection records them.
     review_count = models.PositiveIntegerField(null=True, blank=True)
     review_result = models.BooleanField(null=True, blank=True)
@@ -147,7 +148,7 @@ class AuditEntry(models.Model):
         max_length=200, blank=True, db_index=True, help_text="The project, dataset or person it happened in."
     )
     # What changed: counts, formats, filters, the fields or keys touched. Never a secret.
-    details = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    details = JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
 
     class Meta:
         ordering = ["-created_at", "-id"]

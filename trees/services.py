@@ -3,7 +3,6 @@ the API go through."""
 
 from __future__ import annotations
 
-import gzip
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -13,11 +12,12 @@ from django.db import DatabaseError, transaction
 
 from trees.audit import audit_record, audit_when_read
 from trees.formats import get_format
+from trees.formats.bounds import ReadBounds, decompressed
 from trees.formats.records import FormatError, ImportIssue, TreeRecord
 from trees.models import ConversationTree, Dataset
 from trees.signals import trees_imported
 from trees.store import existing_tree_ids, gc_paused, tree_records, trees_store
-from trees.validation import ImportLimits, ItemIds, check_limits
+from trees.validation import ImportLimits, ItemIds, check_limits, read_bounds
 
 BATCH_TREES = 1000
 MAX_REPORTED_ERRORS = 1000
@@ -86,11 +86,13 @@ class _Rollback(Exception):
     pass
 
 
-def open_source(source: IO[bytes]) -> IO[bytes]:
-    """``source``, gunzipped if it starts with gzip's magic bytes."""
+def open_source(source: IO[bytes], bounds: ReadBounds | None = None) -> IO[bytes]:
+    """``source``, gunzipped if it starts with gzip's magic bytes: then read up to the
+    bounds' ``max_decompressed_bytes`` (the settings' by default), past which reading it
+    raises ``FormatError``."""
     buffered = source if hasattr(source, "peek") else io.BufferedReader(source)  # type: ignore[arg-type]
     if buffered.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=buffered)  # type: ignore[return-value]
+        return decompressed(buffered, (bounds or read_bounds()).max_decompressed_bytes)
     return buffered
 
 
@@ -145,8 +147,9 @@ def tree_import(
     """
     reader = get_format(format_name)
     limits = limits or ImportLimits.from_settings()
+    bounds = read_bounds()
     report = ImportReport(dataset=dataset.name, format=format_name)
-    stream = open_source(source)
+    stream = open_source(source, bounds)
     seen = ItemIds()
     batch: list[TreeRecord] = []
     replaced_ids: list[int] = []
@@ -194,7 +197,7 @@ def tree_import(
     try:
         with transaction.atomic(), gc_paused():
             try:
-                for tree in reader.read(stream, max_depth=limits.max_depth, **(options or {})):
+                for tree in reader.read(stream, max_depth=limits.max_depth, bounds=bounds, **(options or {})):
                     report.items_read += 1
                     if tree.ok:
                         check_limits(tree, limits)
@@ -213,14 +216,13 @@ def tree_import(
                 if batch:
                     flush()
             except FormatError as error:
-                report.add_errors([error.issue])
+                # Why reading stopped comes first, however many problems came before it.
+                report.errors.insert(0, error.issue)
                 raise _Rollback from None
             except UnicodeDecodeError as error:
                 report.add_errors([ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})")])
                 raise _Rollback from None
-            except (gzip.BadGzipFile, EOFError) as error:
-                report.add_errors([ImportIssue(None, "", f"the gzip file is damaged ({error})")])
-                raise _Rollback from None
+
             if report.errors and not skip_invalid:
                 raise _Rollback
             if report.trees_created or replaced_ids:

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
-from trees.formats.jsonstream import decode, encode
+from trees.formats.jsonstream import decode_stored, encode
 from trees.formats.records import MessageRecord, TreeRecord
 from trees.models import ConversationTree, Dataset, Message
 
@@ -241,7 +241,7 @@ def _records_for(trees: Sequence[tuple[int, str, str, Any]]) -> list[TreeRecord]
     table = connection.ops.quote_name(Message._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(column) for column in _READ_COLUMNS)
     placeholders = ", ".join(["%s"] * len(by_id))
-    loads = decode
+    loads = decode_stored
     external: dict[int, str] = {}
     pending: list[tuple[MessageRecord, int]] = []
     with connection.cursor() as cursor:

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from trees.formats.bounds import ReadBounds
 from trees.formats.records import TreeRecord
+from trees.storable import nesting_depth
 
 
 @dataclass(frozen=True)
@@ -15,12 +17,23 @@ class ImportLimits:
     max_text_chars: int = 100_000
     max_depth: int = 10_000  # levels, the root being level 1
     max_nodes: int = 100_000
+    # Levels of arrays and objects in a tree's or a node's metadata (the tree level included).
+    max_json_depth: int = 100
 
     @classmethod
     def from_settings(cls, **overrides: int | None) -> ImportLimits:
-        values = dict(settings.BRANCHPOINT_IMPORT_LIMITS)
+        values = {"max_json_depth": settings.BRANCHPOINT_MAX_JSON_DEPTH, **settings.BRANCHPOINT_IMPORT_LIMITS}
         values.update({key: value for key, value in overrides.items() if value is not None})
         return cls(**values)
+
+
+def read_bounds() -> ReadBounds:
+    """What reading one file may take in, from the settings (``trees.formats.bounds``)."""
+    return ReadBounds(
+        max_line_bytes=settings.BRANCHPOINT_MAX_LINE_BYTES,
+        max_json_depth=settings.BRANCHPOINT_MAX_JSON_DEPTH,
+        max_decompressed_bytes=settings.BRANCHPOINT_MAX_DECOMPRESSED_BYTES,
+    )
 
 
 # What the database columns hold (trees/models.py): a value beyond these
@@ -41,6 +54,7 @@ def check_limits(tree: TreeRecord, limits: ImportLimits) -> None:
         tree.add_issue(
             tree.root_path, f"{len(messages):,} nodes, over the limit of {limits.max_nodes:,} per tree"
         )
+    _check_metadata(tree, tree.metadata, "", None, limits.max_json_depth)
     deepest = -1
     max_depth, max_text_chars = limits.max_depth, limits.max_text_chars
     max_id, max_lang, max_int, min_int = MAX_ID_CHARS, MAX_LANG_CHARS, MAX_INT, -MAX_INT - 1
@@ -74,12 +88,29 @@ def check_limits(tree: TreeRecord, limits: ImportLimits) -> None:
                 "which cannot be stored",
                 tree.line_of(index),
             )
+        if message.metadata:
+            _check_metadata(tree, message.metadata, tree.location(index), index, limits.max_json_depth)
     if deepest >= 0:
         levels = messages[deepest].depth + 1
         tree.add_issue(
             tree.root_path,
             f'{levels:,} levels deep (node "{messages[deepest].external_id}"), '
             f"over the limit of {limits.max_depth:,}",
+        )
+
+
+def _check_metadata(
+    tree: TreeRecord, metadata: dict, path: str, index: int | None, max_json_depth: int
+) -> None:
+    """Record metadata (the tree's, or message ``index``'s) that nests deeper than
+    ``max_json_depth``: stored, it would be more than readers and databases can take."""
+    if nesting_depth(metadata, stop_above=max_json_depth) > max_json_depth:
+        whose = "the item's" if index is None else f'node "{tree.messages[index].external_id}"\'s'
+        tree.add_issue(
+            path,
+            f"{whose} metadata nests arrays and objects more than {max_json_depth:,} levels deep "
+            "(BRANCHPOINT_MAX_JSON_DEPTH)",
+            None if index is None else tree.line_of(index),
         )
 
 

@@ -6,23 +6,26 @@ says): imports (views with ``accepts_uploads``) may send up to
 ``BRANCHPOINT_MAX_UPLOAD_BYTES``, everything else up to Django's
 ``DATA_UPLOAD_MAX_MEMORY_SIZE``. Over it, the answer is a 413
 ``{"code": "too_large", "message"}``.
+
+A JSON body is the API's one door for text: a string or key holding what no
+database can store (a NUL, a lone UTF-16 surrogate: ``trees.storable``) is
+refused here with its place, as is a body nested more than
+``BRANCHPOINT_MAX_JSON_DEPTH`` levels deep (imports aside: their trees nest as
+deep as the import's limits allow, which the readers check).
 """
 
 from __future__ import annotations
 
 import codecs
 import io
-from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from rest_framework import exceptions, parsers, status
 from rest_framework.exceptions import ParseError
 
-from annotation.problems import Problem, ProblemsError, join
-
-NUL_MESSAGE = "contains a NUL character (\\u0000), which cannot be stored"
-NUL_CODE = "null_characters_not_allowed"
+from annotation.problems import Problem, ProblemsError
+from trees.storable import json_problems, may_hold_unstorable, may_nest_deeper, nesting_depth, unstorable
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -91,8 +94,8 @@ def _limited(stream: Any, parser_context: Any) -> LimitedStream:
 
 
 class JSONParser(parsers.BaseParser):
-    """JSON bodies, read through the size limit; refused when nested too deeply to decode or
-    when a string holds a NUL character.
+    """JSON bodies, read through the size limit; refused when nested too deeply, or when a
+    string or key holds text that cannot be stored.
 
     Not a subclass of DRF's JSON parser on purpose: DRF hands its own JSON
     parser the whole body read at once through ``request.body``, which caps
@@ -100,8 +103,9 @@ class JSONParser(parsers.BaseParser):
     skips the limit's own reading. Python's decoder raises RecursionError
     (not ValueError) on a few thousand nested brackets; DRF would let that
     through as a server error. PostgreSQL stores no NUL (``\\u0000``) in text
-    or JSON and would fail the write, so such a body is refused here, with the
-    place of each one.
+    or JSON, and a lone surrogate (``\\ud800``) is not UTF-8 at all: a body with
+    either would fail the write (or, on SQLite, every reader after it), so it is
+    refused here, with the place of each one.
     """
 
     media_type = "application/json"
@@ -113,32 +117,29 @@ class JSONParser(parsers.BaseParser):
             data = parsers.JSONParser().parse(io.BytesIO(raw), media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - the document is nested too deeply") from None
-        # JSON spells NUL only as an escape: in UTF-8 without one, there is nothing to look for.
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
-        if b"\\u0000" in raw or codecs.lookup(encoding).name != "utf-8":
-            problems = list(nul_characters(data))
-            if problems:
-                raise ProblemsError(problems)
+        problems = body_problems(raw, data, parser_context)
+        if problems:
+            raise ProblemsError(problems)
         return data
 
 
-def nul_characters(document: Any) -> Iterator[Problem]:
-    """Where ``document`` has a string (or a key) holding a NUL character; iterative, as bodies
-    may nest thousands of levels deep (a conversation tree)."""
-    stack: list[tuple[str, Any]] = [("", document)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                yield Problem(path, NUL_MESSAGE, NUL_CODE)
-        elif isinstance(value, dict):
-            for key, child in reversed(value.items()):
-                if "\x00" in key:
-                    yield Problem(path, f"a key {NUL_MESSAGE}", NUL_CODE)
-                else:
-                    stack.append((join(path, key), child))
-        elif isinstance(value, list):
-            stack.extend((join(path, index), child) for index, child in reversed(list(enumerate(value))))
+def body_problems(raw: bytes, data: Any, parser_context: Any) -> list[Problem]:
+    """What in the body ``raw`` (decoded: ``data``) cannot be stored, and where it nests too
+    deeply; nothing is walked when the bytes show there can be neither."""
+    context = parser_context or {}
+    uploads = getattr(context.get("view"), "accepts_uploads", False)
+    max_depth = None if uploads else settings.BRANCHPOINT_MAX_JSON_DEPTH
+    # JSON spells NUL and surrogates only as escapes: in UTF-8 without one, there is nothing to look for.
+    encoding = context.get("encoding", settings.DEFAULT_CHARSET)
+    unusual = codecs.lookup(encoding).name != "utf-8"
+    if not (unusual or may_hold_unstorable(raw)):
+        # Only the depth is in question: count it, without the places a report would need.
+        if max_depth is None or not may_nest_deeper(raw, max_depth):
+            return []
+        if nesting_depth(data, stop_above=max_depth) <= max_depth:
+            return []
+    found = json_problems(data, max_depth=max_depth, depth_setting="BRANCHPOINT_MAX_JSON_DEPTH")
+    return [Problem(problem.path, problem.message, problem.code) for problem in found]
 
 
 class MultiPartParser(parsers.MultiPartParser):
@@ -150,9 +151,9 @@ class MultiPartParser(parsers.MultiPartParser):
 
 
 def query_text(request: Any, name: str) -> str | None:
-    """The query parameter ``name`` as text, refused (400) when it holds a NUL character, which
-    PostgreSQL cannot compare with text."""
+    """The query parameter ``name`` as text, refused (400) when it holds a character that cannot
+    be stored (a NUL, which PostgreSQL cannot compare with text)."""
     value = request.query_params.get(name)
-    if value is not None and "\x00" in value:
-        raise ProblemsError([Problem(name, NUL_MESSAGE, NUL_CODE)])
+    if value is not None and (found := unstorable(value)):
+        raise ProblemsError([Problem(name, found.message, found.code)])
     return value

@@ -30,7 +30,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 
 from annotation.models import Annotation, Project
-from trees.formats.jsonstream import decode, encode
+from trees.formats.jsonstream import decode_stored, encode
 
 LABEL_PROMPT = "label_prompt"
 LABEL_REPLY = "label_reply"
@@ -81,7 +81,7 @@ def _record(
             )
             return
         pk, payload = found
-        payload = decode(payload) if isinstance(payload, str | bytes) else payload
+        payload = decode_stored(payload) if isinstance(payload, str | bytes) else payload
         payload = {**payload, section: {**payload.get(section, {}), key: value}}
         cursor.execute(
             f"UPDATE {table} SET payload = %s, version = version + 1, updated_at = %s, submitted_at = %s"

@@ -25,6 +25,7 @@ from django.db import models
 from django.utils import timezone
 
 from annotation.models import Project
+from trees.fields import JSONField
 from trees.models import ConversationTree, Message
 
 
@@ -83,9 +84,9 @@ class Task(models.Model):
         Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     # What the task showed, fixed when handed out: label mode and labels, the shuffled replies.
-    payload = models.JSONField(default=dict, blank=True)
+    payload = JSONField(default=dict, blank=True)
     # What was submitted: {"labels": {...}} or {"ranking": [...], "not_rankable": bool}.
-    result = models.JSONField(default=dict, blank=True)
+    result = JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     acked_at = models.DateTimeField(null=True, blank=True)
@@ -143,7 +144,7 @@ class Deletion(models.Model):
     tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="+")
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
     # The primary keys of the messages this deletion marked (not those deleted before it).
-    message_ids = models.JSONField(default=list)
+    message_ids = JSONField(default=list)
     by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -26,10 +26,11 @@ from annotation.collection.selectors import task_get, task_view, tasks_open
 from annotation.collection.submissions import task_submit
 from annotation.collection.tasks import task_ack, task_nack, task_next, tasks_available, workflow_config
 from annotation.models import Project
-from annotation.problems import ProblemsError
+from annotation.problems import Problem, ProblemsError
 from annotation.projects import text_labels as label_vocabulary
 from annotation.projects.selectors import project_visible_get
 from trees.models import Message
+from trees.storable import unstorable
 
 # What each task type asks of a person, for the picker and the task page.
 TITLES = {
@@ -119,6 +120,7 @@ def task_page(request: HttpRequest, name: str, task_id: int) -> HttpResponse:
     if request.method == "POST":
         data = _form_data(task.type, task.payload, request.POST)
         try:
+            _check_storable(request)
             task_submit(project=project, task_id=task.pk, user=request.user, data=data)
         except ProblemsError as error:
             errors = [str(problem) for problem in error.problems]
@@ -166,7 +168,10 @@ def skip_task(request: HttpRequest, name: str, task_id: int) -> HttpResponse:
         return project
     task = task_get(project=project, user=request.user, task_id=task_id)
     try:
+        _check_storable(request)
         task_nack(project=project, task_id=task.pk, user=request.user, reason=request.POST.get("reason", ""))
+    except ProblemsError as error:
+        messages.error(request, str(error))
     except TaskRefused as refused:
         messages.error(request, _sentence(refused.message))
     else:
@@ -186,14 +191,30 @@ def report_message(request: HttpRequest, name: str, task_id: int) -> HttpRespons
     if message is None:
         raise Http404("this task is about no message")
     try:
+        _check_storable(request)
         report_create(
             project=project, message=message, user=request.user, reason=request.POST.get("reason", "")
         )
+    except ProblemsError as error:
+        messages.error(request, str(error))
     except WorkflowError as refused:
         messages.error(request, _sentence(refused.message))
     else:
         messages.info(request, "Reported. Thank you: moderators will look at it.")
     return redirect("collection:task", name=project.name, task_id=task.pk)
+
+
+def _check_storable(request: HttpRequest) -> None:
+    """Refuse a form whose fields hold a character no database stores (a NUL: a form's fields
+    are read here, not by a Django form, which would refuse it), with the field."""
+    problems = [
+        Problem(name, found.message, found.code)
+        for name, values in request.POST.lists()
+        for value in values
+        if (found := unstorable(value))
+    ]
+    if problems:
+        raise ProblemsError(problems)
 
 
 def _form_data(task_type: str, payload: dict[str, Any], form: QueryDict) -> dict[str, Any]:

@@ -7,12 +7,12 @@ import (``annotation.quality.gold_imports``), which read the same records.
 
 from __future__ import annotations
 
-import gzip
 from typing import IO, Any, Protocol
 
 from trees.formats.jsonstream import iter_documents
 from trees.formats.records import FormatError, ImportIssue
 from trees.services import open_source
+from trees.validation import read_bounds
 
 BATCH_RECORDS = 500
 
@@ -24,6 +24,7 @@ class RecordImporter(Protocol):
 
 class RecordReport(Protocol):
     records_read: int
+    errors: list[ImportIssue]
 
     def add_error(self, issue: ImportIssue) -> None: ...
 
@@ -31,10 +32,12 @@ class RecordReport(Protocol):
 def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordReport) -> None:
     """Feed the JSON records of ``source`` (plain or gzip) to ``importer``: each parsed as it is
     read, then written in batches. What is wrong with the file itself — its JSON, its encoding,
-    its compression — goes to ``report`` as an issue, as the importer's own problems do."""
+    its compression, its size against the bounds (``trees.formats.bounds``) — goes to
+    ``report`` as an issue, as the importer's own problems do."""
+    bounds = read_bounds()
     try:
         batch: list[Any] = []
-        for line, document in iter_documents(open_source(source)):
+        for line, document in iter_documents(open_source(source, bounds), bounds=bounds):
             report.records_read += 1
             record = importer.parse(line, document)
             if record is not None:
@@ -45,8 +48,7 @@ def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordRepo
         if batch:
             importer.batch(batch)
     except FormatError as error:
-        report.add_error(error.issue)
+        # Why reading stopped comes first, however many problems came before it.
+        report.errors.insert(0, error.issue)
     except UnicodeDecodeError as error:
         report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
-    except (gzip.BadGzipFile, EOFError) as error:
-        report.add_error(ImportIssue(None, "", f"the gzip file is damaged ({error})"))

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
+from annotation.bounded_yaml import load_yaml
 from annotation.models import Project
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from annotation.projects.quality_config import QualityConfig, parse_quality
@@ -157,17 +156,6 @@ class ProjectConfig:
             "workflow": self.workflow.as_dict(),
             "quality": self.quality.as_dict(),
         }
-
-
-def load_yaml(text: str) -> Any:
-    """Parse YAML, turning syntax errors into a located problem."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        reason = getattr(error, "problem", None) or str(error)
-        raise ProblemsError([Problem(where, f"not valid YAML: {reason}", "yaml")]) from None
 
 
 def parse_config(text: str) -> ProjectConfig:

@@ -32,7 +32,6 @@ The figures (``agreement_compute``), as the page, the API and
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Container
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from annotation.projects.config import project_config
 from evaluation.agreement.fields import Row, scheme_fields, workflow_fields
 from evaluation.agreement.figures import field_figures
 from evaluation.models import AgreementSnapshot
+from trees.formats.jsonstream import decode_stored
 from trees.store import gc_paused
 
 # Part of every stamp: figures computed by an older version of this code are recomputed.
@@ -162,7 +162,7 @@ def judgement_rows(judgements: QuerySet[Annotation], skipped: Container[tuple[in
     ]
     if not found:
         return []
-    payloads = json.loads("[" + ",".join(text for _, _, text in found) + "]")
+    payloads = decode_stored("[" + ",".join(text for _, _, text in found) + "]")
     return [(item, user, payload) for (item, user, _), payload in zip(found, payloads, strict=True)]
 
 

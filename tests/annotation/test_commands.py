@@ -301,3 +301,66 @@ def test_membership_factory_and_commands_agree_on_roles(quality):
 
     assert out == "alice is now manager of quality\n"
     assert sorted(Membership.objects.values_list("role", flat=True)) == ["manager", "reviewer"]
+
+
+# -- text that cannot be stored -------------------------------------------------------------------
+
+
+def test_create_project_refuses_a_title_that_is_not_text(support, config_file):
+    """A byte the locale cannot decode arrives as a lone surrogate, which no database stores."""
+    config = config_file(seed_configs()[0])
+
+    error, _ = failure(
+        "create_project", "judging", "--dataset", "support", "--config", config, "--title", "\udcff"
+    )
+
+    assert (error.returncode, str(error)) == (
+        2,
+        "title: contains a lone UTF-16 surrogate (\\udcff), which is not text and cannot be stored",
+    )
+    assert not Project.objects.exists()
+
+
+def test_create_project_refuses_instructions_with_a_nul_naming_the_line(support, config_file, tmp_path):
+    instructions = tmp_path / "instructions.md"
+    instructions.write_text("Rate every reply.\nThen\x00stop.\n")
+    config = config_file(seed_configs()[0])
+
+    error, _ = failure(
+        "create_project", "judging", "--dataset", "support", "--config", config,
+        "--instructions-file", str(instructions),
+    )  # fmt: skip
+
+    assert (error.returncode, str(error)) == (
+        2,
+        f"cannot read the instructions file {instructions}: line 2 contains a NUL character (\\u0000), "
+        "which cannot be stored",
+    )
+    assert not Project.objects.exists()
+
+
+def test_create_project_refuses_a_yaml_escape_that_is_not_text(support, config_file):
+    config = config_file('instructions: "\\ud800"\n' + seed_configs()[0])
+
+    error, err = failure("create_project", "judging", "--dataset", "support", "--config", config)
+
+    assert error.returncode == 2
+    [problem] = err.splitlines()
+    assert problem.endswith(
+        "contains a lone UTF-16 surrogate (\\ud800), which is not text and cannot be stored"
+    )
+    assert problem.startswith("line ")
+    assert not Project.objects.exists()
+
+
+def test_import_refuses_an_answer_that_is_not_text_naming_the_line(quality, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "conv_001", "user": "carol", "annotations": {"x": "\ud800"}}) + "\n")
+
+    error, err = failure("import_annotations", "quality", str(path))
+
+    assert error.returncode == 2
+    assert err.splitlines() == [
+        "line 1: annotations.x: contains a lone UTF-16 surrogate (\\ud800), which is not text and cannot be stored"
+    ]
+    assert not Annotation.objects.exists()

@@ -17,11 +17,13 @@ same roles, so that every endpoint meets every role.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.apps import apps
 from django.test import Client
 
 from annotation.api.tokens import token_create, tokens_revoke
@@ -91,6 +93,20 @@ def dataset_with(name: str, items: list[dict[str, Any]]) -> Any:
     report = tree_import(dataset=dataset, source=io.BytesIO(lines.encode()), format_name="potato")
     assert report.committed, report.summary()
     return dataset
+
+
+def rows_digest() -> dict[str, str]:
+    """Every table's rows, hashed by model: what a refused request must leave as it was (aside
+    from what any request may note: the throttle's counts of requests, and a token's
+    ``last_used_at``)."""
+    digests = {}
+    for model in apps.get_models():
+        if model._meta.label == "annotation.RateWindow":
+            continue
+        names = [field.attname for field in model._meta.concrete_fields if field.name != "last_used_at"]
+        rows = model._default_manager.order_by("pk").values_list(*names)
+        digests[model._meta.label] = hashlib.sha256(repr(list(rows)).encode()).hexdigest()
+    return digests
 
 
 @dataclass

@@ -52,6 +52,23 @@ def test_a_bad_rubric_is_refused_on_the_form_with_every_problem_located(as_alice
     assert not Rubric.objects.exists()
 
 
+def test_an_alias_bomb_is_refused_on_the_form_at_once(as_alice):
+    """Nested aliases stand for millions of checks: reading them all took seconds and hundreds of MB."""
+    bomb = "name: bomb\nx0: &c0 {exists: metadata.a}\n" + "".join(
+        f"x{level}: &c{level} {{any: [{', '.join([f'*c{level - 1}'] * 9)}]}}\n" for level in range(1, 7)
+    )
+    bomb += "criteria:\n  - {key: k, question: q, weight: 1, check: *c6}\noutcomes:\n  - {name: done}\n"
+
+    response = as_alice.post(ADD, {"yaml": bomb, "versions-TOTAL_FORMS": 0, "versions-INITIAL_FORMS": 0})
+
+    assert response.status_code == 200
+    assert form_errors(response) == [
+        "line 7 column 31: the document holds more than 100,000 values, aliases counted as the values they "
+        "stand for (BRANCHPOINT_YAML_MAX_NODES)"
+    ]
+    assert not Rubric.objects.exists()
+
+
 def test_a_rubric_added_in_the_admin_gets_version_one(as_alice):
     response = as_alice.post(
         ADD, {"yaml": RUBRIC_YAML, "versions-TOTAL_FORMS": 0, "versions-INITIAL_FORMS": 0}

@@ -241,6 +241,21 @@ def test_all_any_and_not_combine_checks():
     assert check({"not": no}) and not check({"not": yes})
 
 
+def test_combinators_nest_at_most_twenty_levels_deep():
+    """Reading a check and running it descend one call per all/any/not: the nesting is bounded
+    (and a rubric's YAML, by BRANCHPOINT_YAML_MAX_DEPTH, before it)."""
+    yes: Any = {"last_role": "assistant"}
+    for level in range(20):
+        yes = {"not": yes} if level % 2 else {"all": [yes]}
+    problems = Problems()
+
+    assert check(yes)
+    assert parse_check({"any": [yes]}, "check", problems, ParseContext(())) is None
+    assert [str(problem) for problem in problems.items] == [
+        "check.any[0]" + ".not.all[0]" * 10 + ": all, any and not nest more than 20 levels deep"
+    ]
+
+
 def test_a_python_check_is_the_function_settings_register_under_its_name(settings):
     settings.BRANCHPOINT_RUBRIC_CHECKS = {"two_turns": "tests.evaluation.test_checks.two_assistant_turns"}
 

@@ -614,6 +614,24 @@ def test_a_bad_upload_shows_every_error_and_writes_nothing(as_alice: Client) -> 
     assert not Message.objects.exists()
 
 
+def test_an_upload_with_text_that_cannot_be_stored_is_refused_by_line(as_alice: Client) -> None:
+    """A lone surrogate is JSON Python reads and no database stores."""
+    item = {"id": "t1", "tree": {"id": "r", "role": "user", "content": "\ud800"}}
+
+    response = as_alice.post(
+        IMPORT_URL,
+        import_form(
+            new_dataset="fresh", file=upload("bad.jsonl", json.dumps(item).encode()), format_name="potato"
+        ),
+    )
+
+    assert response.status_code == 200
+    assert parse(response).issues == [
+        "line 1: tree.content: contains a lone UTF-16 surrogate (\\ud800), which is not text and cannot be stored"
+    ]
+    assert not Dataset.objects.exists()
+
+
 def test_skipping_invalid_items_imports_the_good_ones_and_lists_the_bad(as_alice: Client) -> None:
     dataset = DatasetFactory(name="lenient")
 

@@ -254,3 +254,45 @@ def test_export_exits_with_code_2_for_an_unknown_dataset():
 
     assert error.returncode == 2
     assert str(error) == 'no dataset named "nowhere"'
+
+
+# -- text that cannot be stored, and files past the bounds ---------------------------------------
+
+
+def test_a_file_with_text_that_cannot_be_stored_exits_2_naming_the_line(tmp_path):
+    """A lone surrogate (``\\ud800``) is JSON Python reads and no database stores: it was a
+    traceback and exit code 1 on PostgreSQL."""
+    path = tmp_path / "items.jsonl"
+    bad = item("c2", "a")
+    bad["tree"]["children"][0]["content"] = "half a pair \ud800"
+    path.write_text(json.dumps(item("c1")) + "\n" + json.dumps(bad) + "\n")
+
+    error, err = failure("import_trees", "demo", str(path), "--format", "potato")
+
+    assert error.returncode == 2
+    assert err.splitlines() == [
+        "line 2: tree.children[0].content: contains a lone UTF-16 surrogate (\\ud800), "
+        "which is not text and cannot be stored"
+    ]
+    assert counts() == (0, 0, 0)
+
+
+def test_an_argument_that_is_not_text_exits_2_naming_it(tmp_path):
+    """Python reads a byte the locale cannot decode from the command line as a lone surrogate."""
+    path = write_jsonl(tmp_path / "items.jsonl", item("c1"))
+
+    error, _ = failure("import_trees", "demo", str(path), "--format", "potato", "--id-key", "caf\udce9")
+
+    assert (error.returncode, str(error)) == (
+        2,
+        "id-key: contains a lone UTF-16 surrogate (\\udce9), which is not text and cannot be stored",
+    )
+    assert counts() == (0, 0, 0)
+
+
+def test_a_file_path_may_hold_any_bytes_the_file_system_allows(tmp_path):
+    path = write_jsonl(tmp_path / "caf\udce9.jsonl", item("c1"))
+
+    out, _ = run("import_trees", "demo", str(path), "--format", "potato")
+
+    assert out == "imported into demo: 1 tree created, 1 message\n"

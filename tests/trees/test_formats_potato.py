@@ -191,6 +191,15 @@ def test_it_writes_with_a_configured_id_key_and_tree_key():
     ]
 
 
+def test_a_configured_tree_key_is_written_as_json_whatever_it_holds():
+    """The key comes from the caller (an export's option): a quote or a control character in
+    it once broke the file's JSON, or added keys of the caller's choosing."""
+    trees = read(SEED)
+    key = 'tree","injected":"\x0e'
+
+    assert written(trees, tree_key=key) == [{"id": "conv_001", key: SEED["tree"]}]
+
+
 def test_it_writes_siblings_in_their_position_order_whatever_the_record_order():
     [tree] = read(SEED)
     tree.messages.reverse()  # as rows may come from a database

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import DataError
 
 from tests.factories import ChainTreeFactory, DatasetFactory, UserFactory
 from trees import services
@@ -392,18 +393,37 @@ def test_it_refuses_to_create_a_dataset_whose_name_is_not_a_slug():
     assert Dataset.objects.count() == 0
 
 
-@pytest.mark.postgres
-def test_what_the_database_still_refuses_is_reported_with_its_lines_and_nothing_is_kept():
-    # A NUL character is valid JSON and passes every check, but PostgreSQL's
-    # jsonb cannot store it: the import reports it instead of failing.
+def test_text_no_database_stores_is_refused_with_its_line_and_path_and_nothing_is_kept():
+    """A NUL in metadata, or a lone surrogate anywhere, is JSON Python reads: PostgreSQL
+    refused the first (and psycopg could not send the second) at the end of the import."""
     dataset = DatasetFactory(name="demo")
     before = counts()
-    bad = {"id": "c2", "note": "a\u0000b", "tree": {"id": "root", "role": "user", "content": "hi"}}
-    report = run(
-        dataset, io.BytesIO((json.dumps({"id": "c1", "tree": bad["tree"]}) + "\n" + json.dumps(bad)).encode())
-    )
+    tree = {"id": "root", "role": "user", "content": "hi"}
+    lines = [{"id": "c1", "tree": tree}, {"id": "c2", "note": "a\u0000b", "tree": tree}]
+    lines.append({"id": "c3", "tree": {**tree, "content": "\udfff"}})
+
+    report = run(dataset, io.BytesIO("\n".join(json.dumps(line) for line in lines).encode()))
+
+    assert errors(report) == [
+        "line 2: note: contains a NUL character (\\u0000), which cannot be stored",
+        "line 3: tree.content: contains a lone UTF-16 surrogate (\\udfff), which is not text and cannot be stored",
+    ]
+    assert counts() == before
+
+
+def test_what_the_database_still_refuses_is_reported_with_its_lines_and_nothing_is_kept(monkeypatch):
+    """Should a value pass every check and the database refuse it anyway, the import says
+    where instead of failing."""
+
+    def refuse(*args, **kwargs):
+        raise DataError("value out of range\nDETAIL: more")
+
+    monkeypatch.setattr("trees.services.trees_store", refuse)
+    dataset = DatasetFactory(name="demo")
+    before = counts()
+
+    report = run(dataset, jsonl(item("c1"), item("c2")))
 
     assert not report.committed
-    assert len(report.errors) == 1
-    assert str(report.errors[0]).startswith("line 1: the database refused the items on lines 1 to 2: ")
+    assert errors(report) == ["line 1: the database refused the items on lines 1 to 2: value out of range"]
     assert counts() == before

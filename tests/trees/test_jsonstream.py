@@ -199,5 +199,5 @@ def test_it_reports_nesting_deeper_than_allowed():
     deep = ("[" * 200_000 + "]" * 200_000).encode()
 
     assert str(list(iter_documents(io.BytesIO(b"1\n" + deep)))[1][1]) == (
-        "line 2: nesting deeper than the depth limit allows"
+        "line 2: nests arrays and objects more than 100 levels deep (BRANCHPOINT_MAX_JSON_DEPTH)"
     )

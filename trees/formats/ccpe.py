@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from trees import vocabulary
+from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds
 from trees.formats.dialogues import chain, dialogue, utterance_index
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, read_node_id
@@ -73,8 +74,10 @@ _ENUM_WORDS = {"annotationType": "annotation type", "entityType": "entity type"}
 Where = Callable[[str], str]  # a segment's field name -> its path in the file
 
 
-def read(stream: IO[bytes], *, max_depth: int = 10_000, **_: Any) -> Iterator[TreeRecord]:
-    for line, document in iter_documents(stream, max_nesting=64):
+def read(
+    stream: IO[bytes], *, max_depth: int = 10_000, bounds: ReadBounds = DEFAULT_BOUNDS, **_: Any
+) -> Iterator[TreeRecord]:
+    for line, document in iter_documents(stream, max_nesting=bounds.max_json_depth, bounds=bounds):
         yield parse_dialogue(document, line)
 
 

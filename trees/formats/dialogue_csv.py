@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from trees import vocabulary
+from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds, line_too_long
 from trees.formats.ccpe import SEGMENTS_KEY
 from trees.formats.dialogues import chain, dialogue, utterance_index
 from trees.formats.jsonstream import encode
 from trees.formats.records import CSV, FormatError, ImportIssue, MessageRecord, TreeRecord, visible_metadata
+from trees.storable import unstorable
 
 NAME = "csv"
 FILE = CSV
@@ -79,6 +81,32 @@ class _Row:
     metadata: dict[str, str]
 
 
+class _Lines:
+    """The lines of the text, for ``csv.reader``: none longer than ``limit`` characters, nor
+    a row (whose quoted cells may span lines) longer than that together."""
+
+    def __init__(self, text: io.TextIOWrapper, limit: int):
+        self._readline = text.readline
+        self._limit = limit
+        self.row_chars = 0  # read since the last row began; the reader resets it
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = self._readline(self._limit + 1)
+        if not line:
+            raise StopIteration
+        self.row_chars += len(line)
+        if self.row_chars > self._limit + 1 or (len(line) > self._limit and not line.endswith("\n")):
+            raise _TooLong
+        return line
+
+
+class _TooLong(Exception):
+    pass
+
+
 def read(
     stream: IO[bytes],
     *,
@@ -87,17 +115,20 @@ def read(
     speaker_column: str = "speaker",
     text_column: str = "text",
     speakers: Mapping[str, str] | None = None,
+    bounds: ReadBounds = DEFAULT_BOUNDS,
     **_: Any,
 ) -> Iterator[TreeRecord]:
     """One linear tree per dialogue; ``speakers`` adds entries to the default speaker table.
 
-    Raises ``FormatError`` when the header lacks a column or the file is not
-    CSV, ``UnicodeDecodeError`` when it is not UTF-8.
+    Raises ``FormatError`` when the header lacks a column, the file is not
+    CSV or a row is longer than the bounds allow, ``UnicodeDecodeError`` when
+    it is not UTF-8.
     """
     columns = Columns(dialog_column, index_column, speaker_column, text_column)
     table = speaker_table(speakers)
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")  # type: ignore[arg-type]
-    rows = csv.reader(text)
+    lines = _Lines(text, bounds.max_line_bytes)
+    rows = csv.reader(lines)
     number = 0
     try:
         header = next(rows, None)
@@ -105,12 +136,16 @@ def read(
         if header is None:
             return
         header = [name.strip() for name in header]
+        for name in header:
+            if found := unstorable(name):
+                raise FormatError(_issue(1, "", f"a column name {found.message}"))
         positions = _positions(header, columns)
         group_id: str | None = None
         group: list[_Row] = []
         group_issues: list[ImportIssue] = []
         finished: dict[str, tuple[int, int]] = {}  # dialogue id -> its first and last row
         for cells in rows:
+            lines.row_chars = 0
             number += 1
             if not cells:
                 continue  # a blank line
@@ -132,6 +167,8 @@ def read(
             yield _dialogue(group_id, group, group_issues, finished, columns)
     except csv.Error as error:
         raise FormatError(_issue(number + 1, "", f"not readable as CSV: {error}")) from None
+    except _TooLong:
+        raise line_too_long(number + 1, bounds.max_line_bytes, "row", unit="row") from None
     finally:
         # Leave the caller's stream open: the wrapper would close it when collected.
         text.detach()
@@ -172,6 +209,9 @@ def _parse_row(
     if len(cells) != len(header):
         issues.append(_issue(number, "", f"has {len(cells)} cells, but the header has {len(header)} columns"))
         return None, row
+    for name, cell in zip(header, cells, strict=True):
+        if found := unstorable(cell):
+            issues.append(_issue(number, name, found.message))
     dialog_id = cells[positions[columns.dialog]].strip()
     if not dialog_id:
         issues.append(_issue(number, columns.dialog, "empty dialogue id"))

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from trees import vocabulary
+from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, read_node_id
 from trees.formats.records import (
@@ -35,8 +36,10 @@ _STRUCTURAL = {"id", "parent_id", "tree_id", "role", *OPTIONAL_FIELDS}
 Line = tuple[int, Any]
 
 
-def read(stream: IO[bytes], *, max_depth: int = 10_000, **_: Any) -> Iterator[TreeRecord]:
-    documents = iter_documents(stream, max_nesting=64)
+def read(
+    stream: IO[bytes], *, max_depth: int = 10_000, bounds: ReadBounds = DEFAULT_BOUNDS, **_: Any
+) -> Iterator[TreeRecord]:
+    documents = iter_documents(stream, max_nesting=bounds.max_json_depth, bounds=bounds)
     first = next(documents, None)
     if first is None:
         return

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from trees import vocabulary
+from trees.formats.bounds import DEFAULT_BOUNDS, TREE_NESTING, ReadBounds, tree_nesting
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
 from trees.formats.records import (
@@ -38,8 +39,12 @@ ROLE_OUT = {vocabulary.USER: "prompter", vocabulary.ASSISTANT: "assistant", voca
 _DEFAULTED = ("deleted", "synthetic")
 
 
-def read(stream: IO[bytes], *, max_depth: int = 10_000, **_: Any) -> Iterator[TreeRecord]:
-    for line, document in iter_documents(stream, max_nesting=2 * max_depth + 8):
+def read(
+    stream: IO[bytes], *, max_depth: int = 10_000, bounds: ReadBounds = DEFAULT_BOUNDS, **_: Any
+) -> Iterator[TreeRecord]:
+    for line, document in iter_documents(
+        stream, max_nesting=tree_nesting(max_depth, bounds), bounds=bounds, nesting_setting=TREE_NESTING
+    ):
         yield parse_item(document, line)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
+from trees.formats.bounds import DEFAULT_BOUNDS, TREE_NESTING, ReadBounds, tree_nesting
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
 from trees.formats.records import (
@@ -31,10 +32,18 @@ KEYS = NodeKeys(
 
 
 def read(
-    stream: IO[bytes], *, id_key: str = "id", tree_key: str = "tree", max_depth: int = 10_000, **_: Any
+    stream: IO[bytes],
+    *,
+    id_key: str = "id",
+    tree_key: str = "tree",
+    max_depth: int = 10_000,
+    bounds: ReadBounds = DEFAULT_BOUNDS,
+    **_: Any,
 ) -> Iterator[TreeRecord]:
     # Each node is two JSON levels deep (the node object and its children list).
-    for line, document in iter_documents(stream, max_nesting=2 * max_depth + 8):
+    for line, document in iter_documents(
+        stream, max_nesting=tree_nesting(max_depth, bounds), bounds=bounds, nesting_setting=TREE_NESTING
+    ):
         yield parse_item(document, line, id_key=id_key, tree_key=tree_key)
 
 
@@ -69,7 +78,8 @@ def dump_item(tree: TreeRecord, *, id_key: str = "id", tree_key: str = "tree") -
     head = {id_key: tree.external_id, **visible_metadata(tree.metadata)}
     nested = dump_nested_tree(tree, _node_body, KEYS.children_key)
     text = encode(head)
-    return f'{text[:-1]},"{tree_key}":{nested}}}'
+    # The key is the caller's (an export option): written as JSON, whatever it holds.
+    return f"{text[:-1]},{encode(tree_key)}:{nested}}}"
 
 
 def write(

@@ -16,15 +16,21 @@ from annotation.projects.services import project_create
 from trees.audit import AuditedCommand
 from trees.models import Dataset
 from trees.services import counted
+from trees.storable import unstorable
 
 
 def read_text(path: str, what: str) -> str:
+    """The UTF-8 text of the file ``path``, refused (exit code 2) when it holds what cannot be stored."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise CommandError(f"cannot read the {what} {path}: {error.strerror}", returncode=2) from None
     except UnicodeDecodeError:
         raise CommandError(f"cannot read the {what} {path}: it is not UTF-8 text", returncode=2) from None
+    if found := unstorable(text):
+        line = text.count("\n", 0, found.index) + 1
+        raise CommandError(f"cannot read the {what} {path}: line {line} {found.message}", returncode=2)
+    return text
 
 
 class Command(AuditedCommand):

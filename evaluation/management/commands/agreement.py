@@ -14,16 +14,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Project
 from evaluation.agreement.project import agreement_current
+from trees.audit import TextCommand
 
 # Pairs printed per field in the table (all of them are in --json).
 PAIRS_PRINTED = 20
 
 
-class Command(BaseCommand):
+class Command(TextCommand):
+    """Reads only, so not audited; its arguments are checked all the same."""
+
     help = (
         "Agreement between PROJECT's annotators per scheme and field (Krippendorff's alpha, Fleiss' and "
         "Cohen's kappa, span F1, Kendall's W... as fits each scheme), with each pair of annotators; "

@@ -126,6 +126,19 @@ def test_a_bad_config_shows_each_problem_with_its_key_path_on_the_form(as_alice,
     assert not Project.objects.exists()
 
 
+def test_a_config_with_text_that_cannot_be_stored_is_refused_on_the_form_by_line(as_alice, support):
+    """YAML's escapes spell a lone surrogate, which no database stores: it was a server error."""
+    config = 'annotation_task_name: "Rate \\ud800"\n' + seed_configs()[0]
+
+    response = as_alice.post(PROJECT_ADD, project_form(support, config))
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["config_yaml"] == [
+        "line 1 column 23: contains a lone UTF-16 surrogate (\\ud800), which is not text and cannot be stored"
+    ]
+    assert not Project.objects.exists()
+
+
 def test_creating_a_project_saves_the_checked_config_makes_the_trees_items_and_warns_of_ignored_keys(
     as_alice, support
 ):

@@ -219,3 +219,21 @@ def test_reporting_the_message_of_a_task(team):
         "bob",
         "personal data",
     )
+
+
+def test_a_form_field_with_a_nul_is_shown_again_with_it_and_nothing_is_written(team):
+    """The pages read their forms' fields themselves: a NUL (which PostgreSQL cannot store)
+    was a server error there."""
+    alice = team[0]
+    project = collect_project(team)
+    as_alice = client_for(alice)
+    url = as_alice.post(f"/collect/{project.name}/next", {"type": "initial_prompt"}).url
+
+    refused = as_alice.post(url, {"text": "How do I keep\x00 basil alive?", "lang": "en"})
+    skipped = as_alice.post(f"{url}skip", {"reason": "\x00"})
+
+    assert refused.status_code == 400
+    assert "text: contains a NUL character (\\u0000), which cannot be stored" in refused.content.decode()
+    assert skipped.status_code == 302
+    task = Task.objects.get(user=alice)
+    assert (task.status, task.created_message) == ("leased", None)

@@ -135,3 +135,14 @@ def test_unknown_projects_and_schemes_are_refused_with_exit_code_2(project, args
     error = failure(*args)
 
     assert (error.returncode, str(error)) == (2, message)
+
+
+def test_a_project_name_that_is_not_text_is_refused_with_exit_code_2(project):
+    """A byte the locale cannot decode arrives as a lone surrogate, which PostgreSQL cannot be
+    sent: looking it up was a traceback there."""
+    error = failure("rat\udce9d")
+
+    assert (error.returncode, str(error)) == (
+        2,
+        "project: contains a lone UTF-16 surrogate (\\udce9), which is not text and cannot be stored",
+    )
