@@ -9,10 +9,10 @@
  * branch point) go one level in. So a 60-turn chain with a branch at the
  * end is two levels deep, not sixty.
  *
- * A long run of single replies (a "stretch") is drawn with its middle
- * collapsed behind a button ("54 more turns"): the first HEAD turns and the
- * last TAIL stay, so the reader sees where the stretch starts and what
- * leads into the branch point it ends at.
+ * In a tree that branches, a long run of single replies (a "stretch") is
+ * drawn with its middle collapsed behind a button ("54 more turns"): the
+ * first HEAD turns and the last TAIL stay, so the reader sees where the
+ * stretch starts and what leads into the branch point it ends at.
  */
 
 export var HEAD = 2;
@@ -73,7 +73,8 @@ export function treeShape(messages) {
     levels: levels,
     groups: levelGroups(levels),
     continues: continues,
-    gaps: stretchGaps(continues),
+    // A dialogue that never branches is read whole, as the list of turns it is.
+    gaps: branching ? stretchGaps(continues) : [],
   };
 }
 

@@ -69,6 +69,17 @@ export function createTreeView(treeElement, messages) {
   }
   var rootId = rows.length ? rows[0].dataset.id : null;
 
+  // A row focused any other way (a screen reader's cursor, a script) becomes the current one.
+  treeElement.parentNode.addEventListener("focusin", function (event) {
+    var row = event.target;
+    if (row.classList && row.classList.contains("node") && indexById.has(row.dataset.id)) {
+      var index = indexById.get(row.dataset.id);
+      if (index !== current) {
+        setCurrent(index, false);
+      }
+    }
+  });
+
   // The row's text element: the one place it is made.
   function messageText(message) {
     return el("div", { class: "node-text", lang: message.lang, text: message.text });
@@ -130,7 +141,8 @@ export function createTreeView(treeElement, messages) {
         tabindex: -1,
         "aria-expanded": "false",
         "data-gap": number,
-      }, [hidden + " more turns", el("span", { class: "visually-hidden", text: ", #" + (depths[gap.from] + 1) + " to #" + (depths[gap.to] + 1) })]);
+        text: hidden + " more turns (#" + (depths[gap.from] + 1) + " to #" + (depths[gap.to] + 1) + ")",
+      });
       gapButtons.push(button);
       drawn[gap.after].appendChild(button);
       drawn[gap.after].classList.add("has-gap");
@@ -151,7 +163,7 @@ export function createTreeView(treeElement, messages) {
   // list item in a linear dialogue and in the focus view.
   function applySemantics(index, row) {
     row = row || rows[index];
-    if (isTree && pathView === null) {
+    if (isTree && !(pathView !== null && pathView.has(index))) {
       row.setAttribute("role", "treeitem");
       row.setAttribute("aria-level", shape.levels[index]);
       row.setAttribute("aria-setsize", shape.groups.setSizes[index]);
