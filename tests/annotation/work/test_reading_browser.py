@@ -264,7 +264,11 @@ def test_the_focus_view_shows_one_path_with_the_replies_at_each_branch_point_as_
     expect(page.locator("[data-tree]")).to_be_hidden()
     expect(page.locator('[role="tree"]:visible, [role="treeitem"]:visible')).to_have_count(0)
     expect(view.get_by_role("listitem")).to_have_count(3)
-    assert [row.get_attribute("data-id") for row in view.locator(".node").all()] == ["root", "resp_a", "user_2"]
+    assert [row.get_attribute("data-id") for row in view.locator(".node").all()] == [
+        "root",
+        "resp_a",
+        "user_2",
+    ]
     expect(node(page, "user_2")).to_be_focused()
     expect(page.get_by_role("button", name="Focus view")).to_have_attribute("aria-pressed", "true")
 

@@ -80,7 +80,9 @@ def test_each_message_and_the_summary_say_where_the_tree_stands(
     project = project_over("status", EVERYTHING, [TWO_BRANCHES], [alice])
     held = item_next(project=project, user=alice)
     sign_in(page, alice)
-    page.goto(live_server.url + reverse("annotation:item", kwargs={"name": project.name, "tree_id": held.tree_id}))
+    page.goto(
+        live_server.url + reverse("annotation:item", kwargs={"name": project.name, "tree_id": held.tree_id})
+    )
     expect(page.locator("[data-annotate]")).to_have_attribute("data-ready", "true")
 
     summary = page.locator("[data-summary]")
