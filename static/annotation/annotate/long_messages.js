@@ -16,7 +16,7 @@ import { el } from "./elements.js";
 // `tree` is tree_view.js's view; returns {measure(from, to)}.
 export function createLongMessages(tree) {
   var rows = tree.rows;
-  var width = 0;
+  var width = null;
 
   function textBox(row) {
     return row.querySelector(".node-text");
@@ -87,11 +87,13 @@ export function createLongMessages(tree) {
     var pending = false;
     new ResizeObserver(function (entries) {
       var now = Math.round(entries[entries.length - 1].contentRect.width);
+      var first = width === null;
       if (now === width) {
         return;
       }
       width = now;
-      if (!pending) {
+      // The first report is the width the page started at, measured already.
+      if (!first && !pending) {
         pending = true;
         requestAnimationFrame(function () {
           pending = false;
