@@ -7,6 +7,8 @@ The rules:
   of every row at 60 % of the page's width or more, on a desktop (1280 px) and
   on a phone (390 px), with a message open in the panel too; screenshots of
   both are written to ``BRANCHPOINT_ARTIFACTS`` (default ``tests/artifacts/``).
+  Past a few branch points the indentation stops growing: a tree that
+  branches at each of 30 turns keeps the same text column.
 - Each row shows its turn (``#37``, the first message being #1), in words for
   screen readers ("turn 37").
 - A conversation that never branches is announced as a list of turns; one that
@@ -121,6 +123,29 @@ def test_a_60_turn_chain_that_branches_at_the_end_keeps_the_text_column_wide(
         assert axe_serious(page) == [], (label, "panel open")
         page.keyboard.press("Escape")
         expect(page.locator("[data-panel]")).to_be_hidden()
+
+
+def comb_item(turns: int) -> dict[str, Any]:
+    """A Potato item that branches at every turn: each message has a short reply and the next turn."""
+    last: dict[str, Any] = {"id": f"t{turns}", "role": "user", "content": f"turn {turns}"}
+    for turn in range(turns - 1, -1, -1):
+        side = {"id": f"s{turn}", "role": "assistant", "content": f"an aside at turn {turn}"}
+        last = {"id": f"t{turn}", "role": "user", "content": f"turn {turn}", "children": [side, last]}
+    return {"id": "comb", "tree": last}
+
+
+def test_indentation_stops_growing_so_a_tree_that_branches_at_every_turn_stays_readable(
+    live_server: Any, page: Page, sign_in: Any
+) -> None:
+    project = project_over("comb", RESPONSE_QUALITY, [comb_item(30)], [person("alice")])
+    open_item(page, live_server, sign_in, project)
+
+    assert node(page, "t30").get_attribute("aria-level") == "31"
+    for label, (width, height) in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        column = page.evaluate(TEXT_COLUMN)
+        assert column["rows"] == 61
+        assert column["narrowest"] >= 0.6 * column["page"], (label, column)
 
 
 def test_a_linear_dialogue_is_a_list_of_turns(live_server: Any, page: Page, sign_in: Any) -> None:
