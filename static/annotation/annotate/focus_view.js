@@ -142,6 +142,8 @@ export function createFocusView(options) {
     if (ids.indexOf(tree.currentId()) < 0) {
       tree.setCurrent(tree.indexOf(child), false);
     }
+    // The reply just picked comes into view under its tab, which keeps the focus.
+    tree.rows[tree.indexOf(child)].scrollIntoView({ block: "nearest" });
     tab.focus();
   }
 
