@@ -18,14 +18,19 @@ function letter(index) {
 }
 
 // options: tree (tree_view.js), answers (answers.js), widgets (widgets.js),
-// item ({editable}) and changed (autosave.js).
+// item ({editable}), markRow (row_marks.js: the branch point's row says
+// whether its replies are compared) and changed (autosave.js).
 export function createComparisons(options) {
   var tree = options.tree;
   var answers = options.answers;
   var widgets = options.widgets;
   var item = options.item;
-  var changed = options.changed;
   var compareSchemes = answers.compareSchemes;
+
+  function changed(parent) {
+    options.markRow(parent);
+    options.changed();
+  }
 
   // Draws into `box` the comparisons of the replies to `parent`, one per
   // comparing scheme, and returns the pair widgets drawn, in order.
@@ -59,7 +64,7 @@ export function createComparisons(options) {
       } else {
         for (var first = 0; first < order.length; first += 1) {
           for (var second = first + 1; second < order.length; second += 1) {
-            var widget = pairControl(scheme, comparison, order, first, second);
+            var widget = pairControl(scheme, parent, comparison, order, first, second);
             drawn.push(widget);
             section.appendChild(widget.element);
           }
@@ -70,7 +75,7 @@ export function createComparisons(options) {
     return drawn;
   }
 
-  function pairControl(scheme, comparison, order, first, second) {
+  function pairControl(scheme, parent, comparison, order, first, second) {
     var a = order[first];
     var b = order[second];
     var existing = comparison.pairs.find(function (pair) {
@@ -82,7 +87,7 @@ export function createComparisons(options) {
         return !((pair.a === a && pair.b === b) || (pair.a === b && pair.b === a));
       });
       comparison.pairs.push({ a: a, b: b, label: label });
-      changed();
+      changed(parent);
     }));
     widget.element.dataset.pair = a + " " + b;
     return widget;
@@ -124,7 +129,7 @@ export function createComparisons(options) {
 
     function commit(focusIndex, focusClass) {
       comparison.ranking = ranking.slice();
-      changed();
+      changed(parent);
       draw();
       status.textContent = "Your ranking is saved.";
       var button = list.children[focusIndex] && list.children[focusIndex].querySelector(focusClass);
