@@ -93,9 +93,10 @@ class Command(TextCommand):
 
     def _reference(self, reference: dict[str, Any], lines: list[str]) -> None:
         names = ", ".join(reference["references"])
+        answers = reference["annotations"]
         lines.append(
-            f"  against the reference ({names}: {reference['annotations']:,} answers, not an annotator, "
-            "not counted above)"
+            f"  against the reference ({names}: {answers:,} answer{'' if answers == 1 else 's'}, "
+            "not an annotator, not counted above)"
         )
         if reference["note"]:
             lines.append(f"    {reference['note']}")
