@@ -23,6 +23,7 @@ from annotation.models import Annotation, Membership, ProjectItem
 from annotation.problems import ProblemsError
 from annotation.projects.references import REFERENCE_USERNAME
 from annotation.projects.services import membership_add, project_config_update, project_create
+from annotation.review.selectors import review_item, review_queue
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_submit
 from tests.annotation.annotator_items import person
@@ -129,6 +130,20 @@ def test_the_gold_user_cannot_log_in_and_takes_no_place_in_hand_out():
         (0, 0),
     ]
     assert item_next(project=project, user=alice).tree.external_id == "CCPE-8e113"
+
+
+def test_the_reference_is_not_reviewed_work_in_the_queue_or_side_by_side():
+    project = two_annotators_submit_nothing()
+    tree_id = ProjectItem.objects.get(project=project).tree_id
+
+    queue = review_queue(project=project, status="all")
+    item = review_item(project=project, tree_id=tree_id, viewer=None)
+
+    assert [[entry.username for entry in row.entries] for row in queue.rows] == [["alice", "bob"]]
+    assert (queue.annotators, [column.assignment.user.username for column in item.columns]) == (
+        ["alice", "bob"],
+        ["alice", "bob"],
+    )
 
 
 def test_dialogues_imported_later_get_their_gold_answer_and_earlier_ones_keep_theirs():
