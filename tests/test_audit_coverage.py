@@ -204,8 +204,8 @@ NOT_LOGGED = {
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
-  - {annotation_type: text, name: note}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: text, name: note, description: Note}
 """
 ITEMS = [
     {
@@ -751,8 +751,8 @@ def admin_delete_action(model_admin: admin.ModelAdmin) -> str:
 def test_a_config_change_is_logged_with_the_schemes_and_keys_it_changed(world: World):
     changed = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 7, min_label: Poor, max_label: Excellent}\n"
-        "  - {annotation_type: radio, name: verdict, labels: [good, bad]}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 7, min_label: Poor, max_label: Excellent}\n"
+        "  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}\n"
         "assignment: {annotations_per_item: 3}\n"
     )
     project_config_update(project=world.project, config_yaml=changed)
