@@ -211,8 +211,20 @@ class Assignment(models.Model):
         return f"{self.user} on {self.tree} ({self.status})"
 
 
+class AnnotationQuerySet(models.QuerySet["Annotation"]):
+    """The one place that says which answers are a reference and which are annotators' work."""
+
+    def references(self) -> AnnotationQuerySet:
+        """Answers a corpus brought with it (``Annotation.Source.REFERENCE``)."""
+        return self.filter(source=Annotation.Source.REFERENCE)
+
+    def of_annotators(self) -> AnnotationQuerySet:
+        """Everything but the references: what people (or models, or their imports) answered."""
+        return self.exclude(source=Annotation.Source.REFERENCE)
+
+
 class Annotation(models.Model):
-    """An annotator's answer to one scheme of a project for one tree."""
+    """An annotator's answer to one scheme of a project for one tree, or a corpus's reference answer."""
 
     class Status(models.TextChoices):
         DRAFT = "draft"
@@ -223,6 +235,10 @@ class Annotation(models.Model):
         HUMAN = "human"
         IMPORT = "import"
         MODEL = "model"
+        # What a corpus says, imported with its trees (annotation.projects.references): not an
+        # annotator's judgement. Agreement compares annotators with it instead of counting it as
+        # one of them, and exports leave it out unless asked for it.
+        REFERENCE = "reference"
 
     # Not indexed alone: the indexes below all lead with the project.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations", db_index=False)
@@ -240,6 +256,8 @@ class Annotation(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    objects = AnnotationQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "tree", "user", "scheme"], name="annotation_unique"),
@@ -255,6 +273,11 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scheme} by {self.user} on {self.tree}"
+
+    @property
+    def is_reference(self) -> bool:
+        """Whether this is a corpus's reference answer rather than an annotator's."""
+        return self.source == Annotation.Source.REFERENCE
 
 
 class Review(models.Model):

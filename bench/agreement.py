@@ -159,12 +159,16 @@ SCHEMES = {
     "tree": (
         "  - annotation_type: tree_annotation\n"
         "    name: response_quality\n"
+        "    description: Rate each reply and choose the best path\n"
         "    node_scheme: {annotation_type: likert, size: 5}\n"
         "    path_selection: {enabled: true}\n"
         "    branch_comparison: {enabled: true}\n"
     ),
-    "likert": "  - {annotation_type: likert, name: response_quality, size: 5}\n",
-    "radio": "  - {annotation_type: radio, name: response_quality, labels: [Better, Same, Worse]}\n",
+    "likert": "  - {annotation_type: likert, name: response_quality, description: Rate the reply, size: 5}\n",
+    "radio": (
+        "  - {annotation_type: radio, name: response_quality, description: Judge the reply,"
+        " labels: [Better, Same, Worse]}\n"
+    ),
 }
 
 

@@ -35,10 +35,11 @@ CONFIG = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: judged
+    description: Judged
     node_scheme: {annotation_type: likert, size: 5, min_label: Poor, max_label: Excellent}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
-  - {annotation_type: radio, name: verdict, labels: [good, bad]}
+  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}
 """
 ENDPOINTS = ("annotate page", "GET item", "next item", "draft save", "submit")
 

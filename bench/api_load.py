@@ -49,9 +49,11 @@ assignment:
 annotation_schemes:
   - annotation_type: radio
     name: verdict
+    description: Verdict
     labels: [good, bad]
   - annotation_type: likert
     name: helpful
+    description: Helpful
     size: 5
 """
 

@@ -106,12 +106,10 @@ def generate(path: Path, seed: int = 11) -> None:
 
 def run_child(kind: str, path: Path) -> None:
     _setup.django_setup(_setup.fresh_database(kind))
-    from django.contrib.auth import get_user_model
     from django.db import connection
 
     from annotation.exports import annotations_export
     from annotation.models import Annotation
-    from annotation.projects.references import GOLD_USERNAME
     from annotation.projects.services import project_create
     from trees.services import dataset_get_or_create, tree_import, trees_export
 
@@ -137,11 +135,16 @@ def run_child(kind: str, path: Path) -> None:
     assert json.loads(text) == expected, "export_trees --format ccpe differs from the corpus"
     hf_seconds, text = timed(trees_export(dataset=dataset, format_name="ccpe-hf"))
     assert len(text.splitlines()) == DIALOGUES
-    gold = get_user_model().objects.get(username=GOLD_USERNAME)
     gold_seconds, text = timed(
-        annotations_export(project=project, format_name="ccpe", user=gold, options={"name_annotators": False})
+        annotations_export(
+            project=project,
+            format_name="ccpe",
+            reference="only",
+            include_gold=True,
+            options={"name_annotators": False},
+        )
     )
-    assert json.loads(text) == expected, "export_annotations --gold differs from the corpus"
+    assert json.loads(text) == expected, "export_annotations --reference-only differs from the corpus"
     print(
         json.dumps(
             {

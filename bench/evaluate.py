@@ -33,7 +33,10 @@ import _setup
 RATE_BUDGET = 2000  # conversations per second, SQLite
 PAGE_BUDGET_MS = 500
 SAMPLE = _setup.ROOT / "platform" / "samples" / "scheduling"
-CONFIG = "annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: scheduling}\n"
+CONFIG = (
+    "annotation_schemes:\n"
+    "  - {annotation_type: rubric, name: review, description: Judge the assistant, rubric: scheduling}\n"
+)
 
 
 def conversations(count: int) -> str:

@@ -265,12 +265,45 @@ class AgreementFieldSerializer(serializers.Serializer):
     pairs = AgreementPairSerializer(many=True, help_text="Annotators who answered a unit in common.")
 
 
+class AgreementAnnotatorSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="An annotator's username.")
+    reference = serializers.CharField(help_text="The account holding the reference answers (ccpe-gold).")
+    measure = serializers.CharField(help_text="Span F1 (exact or overlap), or Cohen's kappa.")
+    value = serializers.FloatField(allow_null=True)
+    undefined_reason = serializers.CharField(allow_null=True)
+    shown = serializers.CharField()
+    n_units = serializers.IntegerField(help_text="Units both the annotator and the reference answered.")
+
+
+class AgreementReferenceFieldSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    unit = serializers.CharField()
+    values = serializers.ChoiceField(choices=["nominal", "ordinal", "spans"])
+    n_items = serializers.IntegerField(help_text="Items the reference and some annotator answered.")
+    n_units = serializers.IntegerField()
+    n_annotators = serializers.IntegerField()
+    measures = AgreementMeasureSerializer(many=True, help_text="Overall: the mean over annotators.")
+    annotators = AgreementAnnotatorSerializer(many=True, help_text="Each annotator against the reference.")
+
+
+class AgreementReferenceSerializer(serializers.Serializer):
+    references = serializers.ListField(child=serializers.CharField())
+    annotations = serializers.IntegerField(help_text="Reference answers read.")
+    note = serializers.CharField(allow_blank=True, help_text="Why no field is compared, if so.")
+    fields = AgreementReferenceFieldSerializer(many=True)
+
+
 class AgreementSchemeSerializer(serializers.Serializer):
     scheme = serializers.CharField()
     type = serializers.CharField(help_text="The annotation type, or collection workflow.")
-    annotations = serializers.IntegerField(help_text="Submitted answers counted.")
+    annotations = serializers.IntegerField(help_text="Submitted answers counted (reference answers are not).")
     note = serializers.CharField(allow_blank=True, help_text="Why the scheme has no fields, if so.")
     fields = AgreementFieldSerializer(many=True)
+    reference = AgreementReferenceSerializer(
+        allow_null=True,
+        help_text="Each annotator against a corpus's reference answers, apart from the agreement between "
+        "annotators; null when the scheme has none.",
+    )
 
 
 class AgreementSerializer(serializers.Serializer):
@@ -281,6 +314,10 @@ class AgreementSerializer(serializers.Serializer):
     )
     annotations = serializers.IntegerField()
     annotators = serializers.ListField(child=serializers.CharField())
+    references = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Accounts holding a corpus's reference answers: not annotators.",
+    )
     schemes = AgreementSchemeSerializer(many=True)
 
 
@@ -291,8 +328,10 @@ class AgreementApi(APIView):
     def get(self, request: Request, name: str) -> Response:
         """Agreement between annotators per scheme and field, with Cohen's kappa for each pair of annotators.
 
-        Submitted answers count, imported ones included; gold and training work does not. The figures
-        are computed once and kept until an answer is submitted, imported or changed.
+        Submitted answers count, imported ones included; gold and training work does not. A corpus's
+        reference answers are not an annotator: each annotator is measured against them under the
+        scheme's ``reference``. The figures are computed once and kept until an answer is submitted,
+        imported or changed.
         """
         project = project_visible_get(user=request.user, name=name)
         if not permissions.can_view_report(request.user, project):

@@ -5,6 +5,7 @@ In a project's YAML::
     annotation_schemes:
       - annotation_type: rubric
         name: review
+        description: Did the assistant book the meeting well?
         rubric: scheduling          # an evaluation rubric, by name
 
 Judges answer every criterion and gate of the rubric's current version

@@ -330,7 +330,8 @@ def judgments_combine(*, project: Project, rubric: Rubric) -> CombineSummary:
     by_tree: dict[int, list[tuple[str, Any]]] = defaultdict(list)
     judge_notes: dict[tuple[int, str], list[str]] = defaultdict(list)
     for tree_id, user_id, username, payload in (
-        Annotation.objects.filter(project=project, scheme__in=names, status=Annotation.Status.SUBMITTED)
+        Annotation.objects.of_annotators()
+        .filter(project=project, scheme__in=names, status=Annotation.Status.SUBMITTED)
         .order_by("tree_id", "user__username")
         .values_list("tree_id", "user_id", "user__username", "payload")
     ):

@@ -278,4 +278,22 @@ def _agreement_section(scheme: dict[str, Any], index: int) -> dict[str, Any]:
             )
         fields.append({**field, "matrices": matrices})
     chart = agreement_charts.headline_chart(scheme, f"scheme-{index}") if scheme["fields"] else None
-    return {**scheme, "fields": fields, "chart": chart}
+    reference = _reference_section(scheme["reference"]) if scheme.get("reference") else None
+    return {**scheme, "fields": fields, "chart": chart, "reference": reference}
+
+
+def _reference_section(reference: dict[str, Any]) -> dict[str, Any]:
+    """Each field's comparison with the reference as a table: a row per annotator, a column per measure."""
+    fields = []
+    for field in reference["fields"]:
+        measures = [measure["measure"] for measure in field["measures"]]
+        rows: dict[str, dict[str, Any]] = {}
+        for result in field["annotators"]:
+            row = rows.setdefault(result["annotator"], {"annotator": result["annotator"], "results": {}})
+            row["results"][result["measure"]] = result
+        listed = [
+            {**row, "results": [row["results"].get(measure) for measure in measures]}
+            for _, row in sorted(rows.items())
+        ]
+        fields.append({**field, "rows": listed})
+    return {**reference, "fields": fields}

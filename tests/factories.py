@@ -127,7 +127,7 @@ class ProjectFactory(factory.django.DjangoModelFactory):
     dataset = factory.SubFactory(DatasetFactory)
     config_yaml = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}\n"
     )
 
     @classmethod

@@ -133,6 +133,7 @@ NOT_LOGGED = {
     "annotation.imports.annotations.names": "formats names",
     "annotation.imports.records.records_feed": "reads records for an import, which logs itself",
     "annotation.projects.references.spans_from_segments": "pure",
+    "annotation.projects.references.imports_references": "pure",
     "annotation.api.tokens.token_hash": "pure",
     "annotation.api.tokens.tokens_forget": "empties this process's memory of read tokens",
     "annotation.exports.get_export": "a lookup",
@@ -186,7 +187,9 @@ NOT_LOGGED = {
     "trees.store.trees_store": "part of tree_import",
     "annotation.projects.services.project_items_sync": "part of project_create and of tree imports: items follow the dataset",
     "annotation.projects.services.user_get_or_create_unusable": "part of annotations_import, whose entry names the accounts",
-    "annotation.projects.references.gold_user": "part of imported_spans_sync: the account gold spans belong to",
+    "annotation.projects.references.reference_user": (
+        "part of imported_spans_sync: the account reference answers belong to"
+    ),
     "annotation.projects.references.imported_spans_sync": "part of project_create, project_config_update and tree imports",
     "annotation.work.assignment.leases_reclaim": "part of item_next: a lapsed lease ends by itself, nobody ends it",
     "annotation.work.assignment.item_lease": "what item_next (walked) runs, returning the answers it knows too",
@@ -201,8 +204,8 @@ NOT_LOGGED = {
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
-  - {annotation_type: text, name: note}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: text, name: note, description: Note}
 """
 ITEMS = [
     {
@@ -748,8 +751,8 @@ def admin_delete_action(model_admin: admin.ModelAdmin) -> str:
 def test_a_config_change_is_logged_with_the_schemes_and_keys_it_changed(world: World):
     changed = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 7, min_label: Poor, max_label: Excellent}\n"
-        "  - {annotation_type: radio, name: verdict, labels: [good, bad]}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 7, min_label: Poor, max_label: Excellent}\n"
+        "  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}\n"
         "assignment: {annotations_per_item: 3}\n"
     )
     project_config_update(project=world.project, config_yaml=changed)

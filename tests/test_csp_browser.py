@@ -40,6 +40,7 @@ SPANS = """\
 annotation_schemes:
   - annotation_type: span
     name: entities
+    description: Entities
     labels:
       - {name: PRODUCT, color: "#2563eb"}
       - ORDER

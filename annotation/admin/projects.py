@@ -122,7 +122,10 @@ class ProjectAdmin(AuditedDeletes, admin.ModelAdmin):
             .annotate(
                 item_count=count_of(ProjectItem.objects.filter(project=OuterRef("pk")), "project"),
                 submitted_count=count_of(
-                    Annotation.objects.filter(project=OuterRef("pk"), status=Annotation.Status.SUBMITTED),
+                    # Annotators' answers: a corpus's reference answers are nobody's work.
+                    Annotation.objects.of_annotators().filter(
+                        project=OuterRef("pk"), status=Annotation.Status.SUBMITTED
+                    ),
                     "project",
                 ),
             )

@@ -2,7 +2,7 @@
 
     GET  annotations              ?project=&tree=&user=&scheme=&status=&source=&updated_since=
     GET  annotations/{id}
-    GET  projects/{name}/export   ?format=potato|pairs|sft|ccpe|ccpe-hf&status=&user=   (streamed)
+    GET  projects/{name}/export   ?format=potato|pairs|sft|ccpe|ccpe-hf&status=&user=&reference=   (streamed)
     POST projects/{name}/import   records as ``export --format potato`` writes them
 
 Annotators read their own answers; managers and reviewers everyone's in their
@@ -34,7 +34,7 @@ from annotation import permissions
 from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
-from annotation.exports import EXPORTS, STATUSES, annotations_export, get_export
+from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export, get_export
 from annotation.imports.annotations import annotations_import
 from annotation.models import Annotation
 from annotation.projects.selectors import project_visible_get
@@ -147,6 +147,13 @@ class ExportInput(serializers.Serializer):
     user = serializers.CharField(
         required=False, max_length=150, help_text="Only this annotator's answers (a username)."
     )
+    reference = serializers.ChoiceField(
+        choices=list(REFERENCES),
+        default="exclude",
+        help_text="A corpus's reference answers: "
+        + "; ".join(f"`{name}`: {description}" for name, description in REFERENCES.items())
+        + ".",
+    )
 
     def validate_user(self, username: str) -> Any:
         User = get_user_model()
@@ -174,8 +181,10 @@ class ProjectExportApi(APIView):
         options = ExportInput(data=request.query_params)
         options.is_valid(raise_exception=True)
         data = options.validated_data
-        format_name, user = data["format"], data.get("user")
-        writer_options = {"name_annotators": user is None} if format_name in ("ccpe", "ccpe-hf") else {}
+        format_name, user, reference = data["format"], data.get("user"), data["reference"]
+        # One annotator's dialogues (or the reference alone) are the plain corpus format.
+        named = user is None and reference != "only"
+        writer_options = {"name_annotators": named} if format_name in ("ccpe", "ccpe-hf") else {}
         lines = annotations_export(
             project=project,
             format_name=format_name,
@@ -183,6 +192,8 @@ class ProjectExportApi(APIView):
             user=user,
             options=writer_options,
             reader=request.user,
+            reference=reference,
+            include_gold=reference == "only",  # the corpus's spans cover every item, gold or not
         )
         kind = get_export(format_name).FILE
         return file_download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")

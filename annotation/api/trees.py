@@ -126,8 +126,8 @@ class TreeFilter(django_filters.FilterSet):
     )
     has_annotations = StrictBooleanFilter(
         method="filter_has_annotations",
-        help_text="Trees with (true) or without (false) a submitted annotation in a project the caller "
-        "may see (or in `project`).",
+        help_text="Trees with (true) or without (false) an annotator's submitted annotation in a project "
+        "the caller may see (or in `project`); a corpus's reference answers do not count.",
     )
 
     class Meta:
@@ -161,7 +161,7 @@ class TreeFilter(django_filters.FilterSet):
     def filter_has_annotations(self, queryset: QuerySet, name: str, value: bool | None) -> QuerySet:
         if value is None:
             return queryset
-        annotations = Annotation.objects.filter(
+        annotations = Annotation.objects.of_annotators().filter(
             tree=OuterRef("pk"),
             status=Annotation.Status.SUBMITTED,
             project__in=permissions.visible_projects(self.request.user),

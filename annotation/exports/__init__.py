@@ -47,6 +47,15 @@ STATUSES: dict[str, Selection] = {
 }
 
 
+# Whether an export holds a corpus's reference answers (``Annotation.Source.REFERENCE``): they are
+# what the corpus says, not anyone's work, so an export of the answers leaves them out unless asked.
+REFERENCES: dict[str, str] = {
+    "exclude": "annotators' answers only (the default)",
+    "include": "annotators' answers and the corpus's reference answers",
+    "only": "only the corpus's reference answers (the corpus's own spans, written back)",
+}
+
+
 def get_export(name: str) -> ModuleType:
     try:
         return EXPORTS[name]
@@ -62,6 +71,7 @@ def annotations_export(
     user: AbstractBaseUser | None = None,
     options: dict[str, Any] | None = None,
     include_gold: bool = False,
+    reference: str = "exclude",
     reader: AbstractBaseUser | None = None,
 ) -> Iterator[str]:
     """The project's annotations in ``format_name``, one JSON line at a time.
@@ -70,15 +80,21 @@ def annotations_export(
     submitted answers whose annotator's work on the item a reviewer
     accepted) or ``all`` (drafts and skips too); ``user`` keeps one
     annotator's answers; ``options`` go to the format's writer;
-    ``include_gold`` keeps answers to gold items and gold or training answers. ``reader`` is
+    ``include_gold`` keeps answers to gold items and gold or training answers; ``reference`` says
+    whether the corpus's reference answers are left out (``exclude``), kept beside the annotators'
+    (``include``) or alone (``only``), as ``REFERENCES`` describes. ``reader`` is
     who downloads it (pages, API): deleted messages' text is as ``permissions.DeletedText``
     lets them see it; None for an operator's export (admin, command line), which has it all.
     """
     writer = get_export(format_name)
     if status not in STATUSES:
         raise ValueError(f'unknown status "{status}" (expected one of {", ".join(STATUSES)})')
+    if reference not in REFERENCES:
+        raise ValueError(f'unknown reference choice "{reference}" (expected one of {", ".join(REFERENCES)})')
     selection = STATUSES[status]
     details = {"format": format_name, "status": status, "options": dict(options or {})}
+    if reference != "exclude":
+        details["reference"] = reference
     if user is not None:
         details["annotator"] = user.get_username()
     items = item_annotations(
@@ -86,6 +102,7 @@ def annotations_export(
         statuses=selection.statuses,
         accepted_only=selection.accepted_only,
         include_gold=include_gold,
+        reference=reference,
         user=user,
         with_text=writer.NEEDS_TEXT,
         with_records=getattr(writer, "NEEDS_RECORDS", False),
@@ -95,4 +112,4 @@ def annotations_export(
     return audit_when_read(lines, "annotations.export", target=project, scope=project.name, details=details)
 
 
-__all__ = ["EXPORTS", "STATUSES", "Selection", "annotations_export", "get_export"]
+__all__ = ["EXPORTS", "REFERENCES", "STATUSES", "Selection", "annotations_export", "get_export"]

@@ -122,6 +122,7 @@ def item_annotations(
     user: AbstractBaseUser | None = None,
     accepted_only: bool = False,
     include_gold: bool = False,
+    reference: str = "exclude",
     with_text: bool = False,
     with_records: bool = False,
     shown: DeletedText | None = None,
@@ -133,7 +134,9 @@ def item_annotations(
     ``user`` only that annotator's, ``accepted_only`` only those of work a
     reviewer accepted (a correlated check on the assignment, through its
     unique index: no extra query), ``include_gold`` answers to gold items and
-    gold or training answers too (left out by default). Two queries per ``chunk_size`` trees, three
+    gold or training answers too (left out by default), ``reference`` whether the corpus's
+    reference answers are left out (``exclude``, the default), kept (``include``) or the only
+    ones read (``only``). Two queries per ``chunk_size`` trees, three
     ``with_text`` (the messages' texts, for pairs and paths); ``with_records``
     adds the trees as records (``trees.store.tree_records``: two queries). Deleted messages' text
     is as ``shown`` lets the export's reader see it (None: an operator's export, all of it).
@@ -143,6 +146,10 @@ def item_annotations(
         annotations = annotations.filter(status__in=list(statuses))
     if user is not None:
         annotations = annotations.filter(user=user)
+    if reference == "exclude":
+        annotations = annotations.of_annotators()
+    elif reference == "only":
+        annotations = annotations.references()
     if accepted_only:
         accepted = Assignment.objects.filter(
             project=project,

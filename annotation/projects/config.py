@@ -5,6 +5,15 @@ how Potato runs (its port, its output directory, ...) are accepted and
 reported as ignored; Potato's assignment keys are read as ours; anything else
 unknown is an error that suggests the nearest known key. Errors name the key
 path: ``annotation_schemes[0].node_scheme.size: must be an integer ≥ 2``.
+
+What Potato requires is required: every scheme of ``annotation_schemes`` has a
+``description`` (Potato refuses a config without one; the annotate page heads
+the scheme's widgets with it). Every door that takes a config in (the
+``create_project`` command, the admin's form, the API, ``project_config_update``)
+parses it with ``parse_config``; only a project's own saved text, read back by
+``project_config``, is read with ``saved=True``, which lets a project saved
+before the rule keep working (its page falls back to the scheme's name) until its
+config is next edited.
 """
 
 from __future__ import annotations
@@ -158,12 +167,20 @@ class ProjectConfig:
         }
 
 
-def parse_config(text: str) -> ProjectConfig:
-    """Validate a project's YAML; raises ProblemsError listing every problem."""
-    return config_from_data(load_yaml(text))
+# Why a scheme without a description is refused, in its problem.
+DESCRIPTION_REQUIRED = "is required (Potato requires every scheme to have a description)"
 
 
-def config_from_data(raw: Any) -> ProjectConfig:
+def parse_config(text: str, *, saved: bool = False) -> ProjectConfig:
+    """Validate a project's YAML; raises ProblemsError listing every problem.
+
+    ``saved``: the text is a project's own, saved before, read back — rules added since
+    (each scheme's ``description``) are not held against it.
+    """
+    return config_from_data(load_yaml(text), saved=saved)
+
+
+def config_from_data(raw: Any, *, saved: bool = False) -> ProjectConfig:
     problems = Problems()
     if not isinstance(raw, Mapping):
         raise ProblemsError(
@@ -171,7 +188,9 @@ def config_from_data(raw: Any) -> ProjectConfig:
         )
     problems.check_keys(raw, "", OWN_KEYS | POTATO_MAPPED, POTATO_IGNORED)
     # A collection project (a workflow: section) asks for no schemes: its tasks are its own.
-    schemes = _schemes(raw.get("annotation_schemes"), problems, required="workflow" not in raw)
+    schemes = _schemes(
+        raw.get("annotation_schemes"), problems, required="workflow" not in raw, described=not saved
+    )
     workflow = parse_workflow(raw.get("workflow"), problems)
     id_key, tree_key = _item_properties(raw.get("item_properties"), problems)
     notes: list[str] = []
@@ -200,7 +219,8 @@ def config_from_data(raw: Any) -> ProjectConfig:
     )
 
 
-def _schemes(raw: Any, problems: Problems, *, required: bool = True) -> list[Scheme]:
+def _schemes(raw: Any, problems: Problems, *, required: bool = True, described: bool = True) -> list[Scheme]:
+    """The schemes, each checked by its type; ``described``: each must have a description."""
     if raw is None:
         if required:
             problems.add("annotation_schemes", "is required (a list of schemes)")
@@ -215,6 +235,8 @@ def _schemes(raw: Any, problems: Problems, *, required: bool = True) -> list[Sch
         if not isinstance(entry, Mapping):
             problems.add(path, f"must be a mapping with an annotation_type and a name, got {describe(entry)}")
             continue
+        if described and "description" not in entry:
+            problems.add(join(path, "description"), DESCRIPTION_REQUIRED)
         kind = entry.get("annotation_type")
         if kind is None:
             problems.add(join(path, "annotation_type"), f"is required (one of {', '.join(sorted(SCHEMES))})")
@@ -351,5 +373,6 @@ def project_config(project: Project) -> ProjectConfig:
 
 @lru_cache(maxsize=128)
 def _parsed(config_yaml: str) -> ProjectConfig:
-    # Keyed by the text itself, so an edited config is simply another entry.
-    return parse_config(config_yaml)
+    # Keyed by the text itself, so an edited config is simply another entry. The text was
+    # accepted when it was saved: rules added since do not break the project's pages.
+    return parse_config(config_yaml, saved=True)

@@ -1,24 +1,28 @@
-"""The spans a corpus brings with it, made annotations: CCPE's segments as a gold set.
+"""The spans a corpus brings with it, made annotations: CCPE's segments as its reference answers.
 
 Trees know nothing of annotations: the CCPE reader keeps each utterance's
 segments in its message's metadata (``trees.formats.ccpe.SEGMENTS_KEY``),
 which is also what ``export_trees --format ccpe`` writes back. A project
 whose span scheme says ``import_spans: ccpe`` turns them into annotations:
-every item gets one answer to that scheme by the gold user ``ccpe-gold`` (an
-account that cannot log in), submitted, ``source=import``, holding one span
-per annotation of each segment — label ``annotationType``, attributes
-``{entityType}``. An item without segments gets an empty gold set, so the
-gold set covers the whole corpus and ``export_annotations --gold`` writes it
-all back (``annotation.exports.ccpe`` keeps the segments' order and
-grouping from the metadata).
+every item gets one answer to that scheme held by the account ``ccpe-gold``
+(which cannot log in), submitted, ``source=reference``
+(``Annotation.Source.REFERENCE``: the one mark every reader goes by), holding
+one span per annotation of each segment — label ``annotationType``,
+attributes ``{entityType}``. An item without segments gets an empty
+reference, so the reference covers the whole corpus and
+``export_annotations --reference-only`` writes it all back
+(``annotation.exports.ccpe`` keeps the segments' order and grouping from the
+metadata).
 
-The gold answer is not an assignment: hand-out does not count it, and every
-item still goes to the project's annotators, whose spans can then be
-compared with the gold ones (``annotation.schemes.span.span_key``).
+A reference answer is what the corpus says, not an annotator's judgement: it
+is not an assignment (hand-out does not count it, and every item still goes
+to the project's annotators), agreement measures annotators against it
+rather than counting it as one of them, and exports leave it out unless
+asked for it.
 
-Gold sets are made when the project is created and when trees are imported
+References are made when the project is created and when trees are imported
 into its dataset later (the ``trees_imported`` receiver); an item that has
-its gold answer keeps it. Everything is read a page of trees at a time, in
+its reference keeps it. Everything is read a page of trees at a time, in
 one query per page, and written in bulk.
 """
 
@@ -40,20 +44,26 @@ from trees.formats import ccpe
 from trees.models import Message
 from trees.shapes import TreeShape
 
-GOLD_USERNAME = "ccpe-gold"
+# The account reference answers are held by: an answer needs a user, and this one is nobody.
+REFERENCE_USERNAME = "ccpe-gold"
 CHUNK_TREES = 500
 logger = logging.getLogger(__name__)
 
 
-def gold_user() -> AbstractBaseUser:
-    """The account imported spans belong to; it has no usable password."""
+def reference_user() -> AbstractBaseUser:
+    """The account reference answers are held by; it has no usable password."""
     User = get_user_model()
-    user = User.objects.filter(**{User.USERNAME_FIELD: GOLD_USERNAME}).first()
+    user = User.objects.filter(**{User.USERNAME_FIELD: REFERENCE_USERNAME}).first()
     if user is None:
-        user = User(**{User.USERNAME_FIELD: GOLD_USERNAME})
+        user = User(**{User.USERNAME_FIELD: REFERENCE_USERNAME})
         user.set_unusable_password()
         user.save()
     return user
+
+
+def imports_references(config: ProjectConfig) -> bool:
+    """Whether a project with ``config`` gets reference answers (a span scheme imports a corpus's spans)."""
+    return any(isinstance(scheme, Span) and scheme.import_spans for scheme in config.schemes)
 
 
 def spans_from_segments(node: str, segments: Any) -> list[dict[str, Any]]:
@@ -79,28 +89,23 @@ def spans_from_segments(node: str, segments: Any) -> list[dict[str, Any]]:
 
 
 def imported_spans_sync(*, project: Project, config: ProjectConfig, refresh: Iterable[int] = ()) -> int:
-    """Give each item of ``project`` without one its gold answer to every span scheme
+    """Give each item of ``project`` without one its reference answer to every span scheme
     that imports spans; returns how many answers were made.
 
-    ``refresh``: trees whose messages were replaced — their gold answers are
+    ``refresh``: trees whose messages were replaced — their reference answers are
     made again from the new messages.
     """
-    schemes = [scheme for scheme in config.schemes if isinstance(scheme, Span) and scheme.import_spans]
-    if not schemes:
+    if not imports_references(config):
         return 0
-    user = gold_user()
+    schemes = [scheme for scheme in config.schemes if isinstance(scheme, Span) and scheme.import_spans]
+    user = reference_user()
+    references = Annotation.objects.filter(project=project).references()
     refresh = list(refresh)
     if refresh:
-        Annotation.objects.filter(
-            project=project, user=user, scheme__in=[scheme.name for scheme in schemes], tree_id__in=refresh
-        ).delete()
+        references.filter(scheme__in=[scheme.name for scheme in schemes], tree_id__in=refresh).delete()
     made = 0
     for scheme in schemes:
-        have = set(
-            Annotation.objects.filter(project=project, user=user, scheme=scheme.name).values_list(
-                "tree_id", flat=True
-            )
-        )
+        have = set(references.filter(scheme=scheme.name).values_list("tree_id", flat=True))
         wanted = [
             tree_id
             for tree_id in ProjectItem.objects.filter(project=project)
@@ -117,9 +122,9 @@ def imported_spans_sync(*, project: Project, config: ProjectConfig, refresh: Ite
                     tree_id=tree_id,
                     user=user,
                     scheme=scheme.name,
-                    payload=_gold_payload(scheme, tree_id, shape, spans),
+                    payload=_reference_payload(scheme, tree_id, shape, spans),
                     status=Annotation.Status.SUBMITTED,
-                    source=Annotation.Source.IMPORT,
+                    source=Annotation.Source.REFERENCE,
                     created_at=now,
                     updated_at=now,
                     submitted_at=now,
@@ -153,7 +158,7 @@ def _imported(tree_ids: list[int]) -> Iterator[tuple[int, TreeShape, list[dict[s
         yield tree_id, TreeShape.from_rows(rows[tree_id]), spans[tree_id]
 
 
-def _gold_payload(
+def _reference_payload(
     scheme: Span, tree_id: int, shape: TreeShape, spans: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """The spans as the scheme keeps them; spans it refuses are left out and logged.

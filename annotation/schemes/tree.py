@@ -26,6 +26,8 @@ from annotation.schemes.registry import SCHEMES, register
 from trees.shapes import TreeShape
 
 DEFAULT_COMPARISON_LABELS = ["Better", "Same", "Worse"]
+# Potato's own default, shown above the path selection when the config gives none.
+DEFAULT_PATH_DESCRIPTION = "Select the best response path"
 _PATH_KEYS = {"enabled", "description"}
 _COMPARISON_KEYS = {"enabled", "mode", "labels", "description"}
 
@@ -44,7 +46,7 @@ class TreeAnnotation(Scheme):
         if node_raw not in (None, {}):
             self.node_scheme = parse_node_scheme(node_raw, join(path, "node_scheme"), problems)
 
-        self.path_enabled, self.path_description = False, ""
+        self.path_enabled, self.path_description = False, DEFAULT_PATH_DESCRIPTION
         path_raw = raw.get("path_selection")
         if path_raw is not None:
             where = join(path, "path_selection")
@@ -53,7 +55,9 @@ class TreeAnnotation(Scheme):
             else:
                 problems.check_keys(path_raw, where, _PATH_KEYS)
                 self.path_enabled = read_bool(path_raw, "enabled", where, problems, default=False)
-                self.path_description = read_str(path_raw, "description", where, problems, default="") or ""
+                self.path_description = (
+                    read_str(path_raw, "description", where, problems, default=DEFAULT_PATH_DESCRIPTION) or ""
+                )
 
         self.comparison_enabled, self.comparison_mode = False, "pairs"
         self.comparison_labels: list[str] = []

@@ -61,7 +61,7 @@ def project_detail(request: HttpRequest, name: str) -> HttpResponse:
         "links": project_links(request.user, project),
     }
     if permissions.can_export(request.user, project):
-        context["export_form"] = ExportForm()
+        context["export_form"] = ExportForm(project=project)
     return render(request, "annotation/project_detail.html", context)
 
 

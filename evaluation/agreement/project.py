@@ -4,7 +4,11 @@ What counts: submitted annotations, whoever or whatever wrote them (pages,
 the API, imports under their annotators' names, the collection workflow's
 reviews and rankings), except work on gold items and gold or training
 assignments — those measure annotators against known answers, not against
-each other.
+each other. A corpus's reference answers (``Annotation.Source.REFERENCE``,
+``annotation.projects.references``) are not an annotator either: they are
+left out of the agreement between annotators, and each annotator is measured
+against them apart (``evaluation.agreement.references``), under the scheme's
+``reference`` key (null when the scheme has no reference answers).
 
 Reading is one query for the gold and training work left out, then one per
 scheme (``values_list`` of item id, annotator and payload);
@@ -19,8 +23,8 @@ The figures (``agreement_compute``), as the page, the API and
 ``manage.py agreement --json`` give them::
 
     {"project": "...", "computed_at": "...", "seconds": 0.8, "annotations": 50000,
-     "annotators": ["alice", ...],
-     "schemes": [{"scheme": "quality", "type": "likert", "annotations": 50000, "note": "",
+     "annotators": ["alice", ...], "references": [],
+     "schemes": [{"scheme": "quality", "type": "likert", "annotations": 50000, "note": "", "reference": null,
                   "fields": [{"field": "rating", "unit": "item", "values": "ordinal",
                               "n_items": 10000, "n_units": 10000, "n_annotators": 5,
                               "measures": [{"measure": "Krippendorff's alpha (ordinal)", "value": 0.61,
@@ -44,18 +48,23 @@ from django.utils import timezone
 from annotation.collection.annotations import SCHEMES as WORKFLOW_SCHEMES
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.projects.config import project_config
-from evaluation.agreement.fields import Row, scheme_fields, workflow_fields
+from evaluation.agreement.fields import Row, SchemeFields, scheme_fields, workflow_fields
 from evaluation.agreement.figures import field_figures
+from evaluation.agreement.references import reference_figures
 from evaluation.models import AgreementSnapshot
 from trees.formats.jsonstream import decode_stored
 from trees.store import gc_paused
 
+REFERENCE = Annotation.Source.REFERENCE
+
 # Part of every stamp: figures computed by an older version of this code are recomputed.
-FIGURES_VERSION = 1
+# 2: reference answers are measured apart, under each scheme's "reference".
+FIGURES_VERSION = 2
 
 
 def project_judgements(project: Project) -> QuerySet[Annotation]:
-    """The project's submitted annotations, except those on gold items.
+    """The project's submitted annotations, except those on gold items; reference answers
+    included (``judgement_rows`` sets them apart).
 
     Gold items are a short list (``NOT IN`` a subquery the database hashes
     once); gold and training work on other items is left out by
@@ -115,11 +124,12 @@ def agreement_compute(project: Project) -> dict[str, Any]:
     judgements = project_judgements(project)
     skipped = checked_work(project)
     annotators: set[str] = set()
+    references: set[str] = set()
     # Tens of thousands of small dicts and none in a cycle: the cycle collector would only rescan them.
     with gc_paused():
         schemes = [
             _scheme_figures(
-                scheme, judgement_rows(judgements.filter(scheme=scheme.name), skipped), annotators
+                scheme, judgement_rows(judgements.filter(scheme=scheme.name), skipped), annotators, references
             )
             for scheme in agreement_schemes(project)
         ]
@@ -129,41 +139,70 @@ def agreement_compute(project: Project) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 3),
         "annotations": sum(scheme["annotations"] for scheme in schemes),
         "annotators": sorted(annotators),
+        "references": sorted(references),
         "schemes": schemes,
     }
 
 
-def _scheme_figures(scheme: SchemeToMeasure, rows: list[Row], annotators: set[str]) -> dict[str, Any]:
+def _scheme_figures(
+    scheme: SchemeToMeasure, rows: JudgementRows, annotators: set[str], references: set[str]
+) -> dict[str, Any]:
     """One scheme's figures; its rows and fields are freed on return, before the collector is back on."""
-    annotators.update(username for _, username, _ in rows)
-    figures: dict[str, Any] = {"scheme": scheme.name, "type": scheme.type, "annotations": len(rows)}
-    if not rows:
+    work = rows.annotators
+    annotators.update(username for _, username, _ in work)
+    figures: dict[str, Any] = {"scheme": scheme.name, "type": scheme.type, "annotations": len(work)}
+    figures["reference"] = _reference(scheme, rows, references) if rows.references else None
+    if not work:
         return figures | {"note": "no submitted answers yet", "fields": []}
-    if scheme.scheme is not None:
-        found = scheme_fields(scheme.scheme, rows)
-    else:
-        found = workflow_fields(scheme.name, rows)
+    found = _fields(scheme, work)
     return figures | {"note": found.note, "fields": [field_figures(field) for field in found.fields]}
 
 
-def judgement_rows(judgements: QuerySet[Annotation], skipped: Container[tuple[int, int]] = ()) -> list[Row]:
+def _fields(scheme: SchemeToMeasure, rows: list[Row]) -> SchemeFields:
+    if scheme.scheme is not None:
+        return scheme_fields(scheme.scheme, rows)
+    return workflow_fields(scheme.name, rows)
+
+
+def _reference(scheme: SchemeToMeasure, rows: JudgementRows, references: set[str]) -> dict[str, Any]:
+    """Each annotator against the scheme's reference answers, read as one set of fields with them."""
+    names = {username for _, username, _ in rows.references}
+    references.update(names)
+    found = _fields(scheme, rows.annotators + rows.references)
+    return reference_figures(found.fields, names, len(rows.references))
+
+
+@dataclass(frozen=True)
+class JudgementRows:
+    """A scheme's judgements as ``(item id, annotator, payload)`` rows: annotators' work, and references."""
+
+    annotators: list[Row]
+    references: list[Row]
+
+
+def judgement_rows(
+    judgements: QuerySet[Annotation], skipped: Container[tuple[int, int]] = ()
+) -> JudgementRows:
     """``(item id, annotator, payload)`` per annotation, in one query, leaving out ``skipped``
-    ``(tree id, user id)`` pairs.
+    ``(tree id, user id)`` pairs, with a corpus's reference answers set apart from the annotators'.
 
     The payloads come as text and are decoded in one call: decoding them one
     by one, as the JSON field does, costs twice as much over 50,000 answers.
     """
     found = [
-        (item, user, text)
-        for tree_id, user_id, item, user, text in judgements.annotate(
+        (item, user, text, source == REFERENCE)
+        for tree_id, user_id, item, user, text, source in judgements.annotate(
             text=Cast("payload", TextField())
-        ).values_list("tree_id", "user_id", "tree__external_id", "user__username", "text")
+        ).values_list("tree_id", "user_id", "tree__external_id", "user__username", "text", "source")
         if (tree_id, user_id) not in skipped
     ]
+    rows = JudgementRows([], [])
     if not found:
-        return []
-    payloads = decode_stored("[" + ",".join(text for _, _, text in found) + "]")
-    return [(item, user, payload) for (item, user, _), payload in zip(found, payloads, strict=True)]
+        return rows
+    payloads = decode_stored("[" + ",".join(text for _, _, text, _ in found) + "]")
+    for (item, user, _, is_reference), payload in zip(found, payloads, strict=True):
+        (rows.references if is_reference else rows.annotators).append((item, user, payload))
+    return rows
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,11 @@ def test_a_project_config_nested_5000_deep_is_a_400_not_a_server_error():
     dataset_with("deep-trees", potato_items("d", "D", 1))
     client = Client()
     client.force_login(root)
-    config = "annotation_schemes:\n  - {annotation_type: text, name: note}\nx: " + "[" * 5000 + "]" * 5000
+    config = (
+        "annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\nx: "
+        + "[" * 5000
+        + "]" * 5000
+    )
 
     response = client.post(
         "/api/v1/projects",

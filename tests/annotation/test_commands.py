@@ -111,8 +111,9 @@ def test_a_bad_config_exits_2_listing_each_problem_by_key_path_and_creates_nothi
         "annotation_schemes:\n"
         "  - annotation_type: tree_annotation\n"
         "    name: rated\n"
+        "    description: Rate the conversation\n"
         "    node_scheme: {annotation_type: likert, size: 1}\n"
-        "  - {annotation_type: likret, name: overall}\n"
+        "  - {annotation_type: likret, name: overall, description: Overall}\n"
     )
     path = config_file(config)
 

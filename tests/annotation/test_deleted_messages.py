@@ -37,7 +37,7 @@ from trees.services import trees_export
 pytestmark = pytest.mark.django_db
 
 PII = "call me on 555-0199"
-JUDGE = "annotation_schemes:\n  - {annotation_type: text, name: note}\n"
+JUDGE = "annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n"
 
 
 @pytest.fixture

@@ -27,8 +27,8 @@ pytestmark = pytest.mark.django_db
 ANNOTATIONS = reverse("api:annotations")
 CONFIG = (
     "annotation_schemes:\n"
-    "  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}\n"
-    "  - {annotation_type: text, name: note}\n"
+    "  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}\n"
+    "  - {annotation_type: text, name: note, description: Note}\n"
 )
 MAY_1 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 # Every request: the session, its user, the throttle's count; the caller's reviewed projects

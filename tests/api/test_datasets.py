@@ -36,7 +36,7 @@ from trees.models import ConversationTree, Dataset
 pytestmark = pytest.mark.django_db
 
 DATASETS = reverse("api:datasets")
-CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note}\n"
+CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n"
 
 
 def dataset_url(name: str, action: str = "") -> str:

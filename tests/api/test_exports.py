@@ -30,10 +30,11 @@ pytestmark = pytest.mark.django_db
 CONFIG = """annotation_schemes:
   - annotation_type: tree_annotation
     name: judged
+    description: Judged
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
-  - {annotation_type: text, name: note}
+  - {annotation_type: text, name: note, description: Note}
 assignment: {annotations_per_item: 2}
 """
 SECOND_ITEM = {**SEED_ITEM, "id": "conv_002"}

@@ -34,7 +34,7 @@ ME = reverse("api:me")
 PROJECTS = reverse("api:projects")
 NEXT = reverse("api:item-next", kwargs={"name": "support"})
 IMPORT = reverse("api:dataset-import", kwargs={"name": "support-trees"})
-CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note}\n"
+CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n"
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ CASES = [
         body={
             "name": "gamma",
             "dataset": "alpha-trees",
-            "config_yaml": "annotation_schemes: [{annotation_type: text, name: t}]\n",
+            "config_yaml": "annotation_schemes: [{annotation_type: text, name: t, description: T}]\n",
         },
     ),
     Case("GET", f"{V1}/projects/{{name}}", ALPHA_MEMBERS, ALPHA),

@@ -27,7 +27,7 @@ PROJECTS = reverse("api:projects")
 CONFIG = """annotation_task_name: Support replies
 instructions: Rate each reply.
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
 assignment: {annotations_per_item: 2, max_items_per_user: 2}
 """
 
@@ -58,7 +58,7 @@ def people() -> dict[str, Any]:
     project_create(
         name="hidden",
         dataset=dataset_with("hidden-trees", potato_items("h", "H", 1)),
-        config_yaml="annotation_schemes: [{annotation_type: text, name: note}]\n",
+        config_yaml="annotation_schemes: [{annotation_type: text, name: note, description: Note}]\n",
     )
     for name, role in (
         ("maggie", "manager"),
@@ -171,7 +171,9 @@ def test_an_admin_creates_a_project_whose_trees_become_its_items(people: dict[st
     ("body", "path", "message"),
     [
         (
-            {"config_yaml": "annotation_schemes:\n  - {annotation_type: likert, name: q, size: 1}\n"},
+            {
+                "config_yaml": "annotation_schemes:\n  - {annotation_type: likert, name: q, description: Q, size: 1}\n"
+            },
             "config_yaml.annotation_schemes[0].size",
             "must be an integer ≥ 2",
         ),

@@ -29,7 +29,7 @@ from trees.services import tree_import
 pytestmark = pytest.mark.django_db
 
 TREES = reverse("api:trees")
-CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note}\n"
+CONFIG = "annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n"
 # Every request: the session, its user, the throttle's count; then one page of trees
 # (with their message counts), or the tree (with its count), its record and its messages.
 LIST_QUERIES = 4

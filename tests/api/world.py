@@ -56,8 +56,8 @@ ALPHA_MARK, BETA_MARK, OTHER_MARK = "ALPACA", "ZEBRA", "OTTER"
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
-  - {annotation_type: text, name: note}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: text, name: note, description: Note}
 assignment: {annotations_per_item: 2}
 """
 

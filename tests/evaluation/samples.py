@@ -30,7 +30,7 @@ CRITERIA = [
 ]
 OUTCOMES = ["successful_completion", "graceful_failure", "partial_failure", "hard_failure"]
 # A project judging the scheduling sample with people as well as checks.
-REVIEW_CONFIG = "annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: scheduling}\n"
+REVIEW_CONFIG = "annotation_schemes:\n  - {annotation_type: rubric, name: review, description: Judge the scheduling assistant, rubric: scheduling}\n"
 
 
 def sample_records() -> list[TreeRecord]:

@@ -179,7 +179,9 @@ def test_evaluate_judges_every_path_or_node_when_the_rubric_says_so():
         "outcomes:\n  - {name: good, min_score: 1}\n  - {name: bad}\n"
     )
     project = scheduling_project(
-        "nodes", "annotation_schemes:\n  - {annotation_type: likert, name: q, size: 3}\n", CONVERSATIONS[:2]
+        "nodes",
+        "annotation_schemes:\n  - {annotation_type: likert, name: q, description: Q, size: 3}\n",
+        CONVERSATIONS[:2],
     )
 
     summary = project_evaluate(project=project, rubric=rubric)

@@ -81,7 +81,9 @@ def test_a_rubric_scheme_must_name_an_existing_rubric():
     RubricFactory(yaml=RUBRIC_YAML)
 
     with pytest.raises(ProblemsError) as caught:
-        parse_config("annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: schedule}\n")
+        parse_config(
+            "annotation_schemes:\n  - {annotation_type: rubric, name: review, description: Review, rubric: schedule}\n"
+        )
 
     assert [str(p) for p in caught.value.problems] == [
         'annotation_schemes[0].rubric: no rubric named "schedule" (rubrics are: scheduling)'
@@ -161,7 +163,7 @@ def test_a_judge_answers_every_question_yes_or_no_with_a_note(alice):
 
 @pytest.mark.django_db
 def test_a_required_rubric_needs_every_question_answered_before_submitting(alice):
-    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: scheduling, label_requirement: {required: true}}\n"
+    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, description: Review, rubric: scheduling, label_requirement: {required: true}}\n"
     project = scheduling_project(config_yaml=config, items=CONVERSATIONS[:1], annotators=[alice])
     held = item_next(project=project, user=alice)
     tree = ConversationTree.objects.get(pk=held.tree_id)
@@ -212,7 +214,7 @@ def target_rubric(target: str) -> str:
 @pytest.mark.django_db
 def test_a_path_is_judged_from_the_first_message_each_one_a_reply_to_the_one_before(alice):
     RubricFactory(yaml=target_rubric("path"))
-    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: replies}\n"
+    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, description: Review, rubric: replies}\n"
     project = scheduling_project("paths", config, [BRANCHING], annotators=[alice])
     held = item_next(project=project, user=alice)
     tree = ConversationTree.objects.get(pk=held.tree_id)
@@ -240,7 +242,7 @@ def test_a_path_is_judged_from_the_first_message_each_one_a_reply_to_the_one_bef
 @pytest.mark.django_db
 def test_nodes_are_judged_one_by_one_by_their_ids(alice):
     RubricFactory(yaml=target_rubric("node"))
-    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, rubric: replies}\n"
+    config = "annotation_schemes:\n  - {annotation_type: rubric, name: review, description: Review, rubric: replies}\n"
     project = scheduling_project("nodes", config, [BRANCHING], annotators=[alice])
     held = item_next(project=project, user=alice)
     tree = ConversationTree.objects.get(pk=held.tree_id)

@@ -45,7 +45,8 @@ def test_two_conversations_judged_by_keyboard_show_up_in_the_report(
     page.get_by_role("button", name="Start annotating").click()
     expect(page.locator("[data-annotate]")).to_have_attribute("data-ready", "true")
 
-    # The questions of the rubric, in order, the first one highlighted.
+    # Headed by the scheme's description; the questions of the rubric, in order, the first one highlighted.
+    expect(page.locator('[data-scheme="review"] > legend')).to_have_text("Judge the scheduling assistant")
     questions = page.locator('[data-rubric="scheduling"] .rubric-question')
     expect(questions).to_have_count(6)
     expect(questions.first).to_contain_text("Were exactly the requested participants invited?")

@@ -297,7 +297,7 @@ def root_client(db: Any) -> Iterator[Client]:
     project_create(
         name="bombed",
         dataset=dataset,
-        config_yaml="annotation_schemes:\n  - {annotation_type: text, name: note}\n",
+        config_yaml="annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n",
     )
     client = Client()
     client.force_login(root)
@@ -356,7 +356,7 @@ def test_an_annotation_import_refuses_a_record_nested_too_deeply(settings: Any) 
     settings.BRANCHPOINT_MAX_JSON_DEPTH = 5
     project = project_create(
         name="p", dataset=dataset_with("p-trees", potato_items("p", "P", 1)),
-        config_yaml="annotation_schemes:\n  - {annotation_type: text, name: note}\n",
+        config_yaml="annotation_schemes:\n  - {annotation_type: text, name: note, description: Note}\n",
     )  # fmt: skip
     record = {"id": "p-0", "user": "olga", "annotations": {"note": {"text": nested(3)}}}
 

@@ -1,5 +1,11 @@
 """python manage.py export_annotations PROJECT --format potato|pairs|sft|ccpe|ccpe-hf [-o FILE]
-[--status submitted|accepted|all] [--user U | --gold] [--include-gold]"""
+[--status submitted|accepted|all] [--user U | --reference-only] [--include-reference] [--include-gold]
+
+A corpus's reference answers (``annotation.projects.references``) are not anyone's work: they are
+left out unless ``--include-reference`` keeps them beside the annotators' answers, or
+``--reference-only`` (formerly ``--gold``) writes them alone — the corpus's own spans, back in its
+format.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.exports import EXPORTS, STATUSES, annotations_export
-from annotation.models import Project
-from annotation.projects.references import GOLD_USERNAME
+from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export
+from annotation.models import Annotation, Project
 from trees.audit import AuditedCommand
 from trees.services import counted
 
@@ -38,9 +43,16 @@ class Command(AuditedCommand):
         who = parser.add_mutually_exclusive_group()
         who.add_argument("--user", "--annotator", help="only this annotator's answers (a username)")
         who.add_argument(
+            "--reference-only",
             "--gold",
             action="store_true",
-            help=f"only the spans imported with the corpus (the {GOLD_USERNAME} user's answers)",
+            dest="reference_only",
+            help=f"{REFERENCES['only']}; --gold is its former name",
+        )
+        who.add_argument(
+            "--include-reference",
+            action="store_true",
+            help=f"{REFERENCES['include']} (left out by default)",
         )
         parser.add_argument(
             "--include-gold",
@@ -54,22 +66,26 @@ class Command(AuditedCommand):
         except Project.DoesNotExist:
             raise CommandError(f'no project named "{options["project"]}"', returncode=2) from None
         user = None
-        if options["gold"]:
-            options["user"] = GOLD_USERNAME
         if options["user"] is not None:
             User = get_user_model()
             try:
                 user = User.objects.get(**{User.USERNAME_FIELD: options["user"]})
             except User.DoesNotExist:
-                if options["gold"]:
-                    message = f"no gold set: no spans were imported with a corpus (no user {GOLD_USERNAME})"
-                    raise CommandError(message, returncode=2) from None
                 raise CommandError(f'no user named "{options["user"]}"', returncode=2) from None
+        only = options["reference_only"]
+        if only and not Annotation.objects.filter(project=project).references().exists():
+            message = (
+                f"no reference answers in {project.name}: no spans were imported with a corpus "
+                "(a span scheme's import_spans)"
+            )
+            raise CommandError(message, returncode=2)
+        reference = "only" if only else "include" if options["include_reference"] else "exclude"
         output = options["output"]
         format_options = {}
         if options["format_name"] in ("ccpe", "ccpe-hf"):
-            # One annotator's dialogues are the plain corpus format; several say whose each is.
-            format_options = {"name_annotators": user is None}
+            # One annotator's dialogues (or the reference alone) are the plain corpus format;
+            # several say whose each is.
+            format_options = {"name_annotators": user is None and not only}
         lines = annotations_export(
             project=project,
             format_name=options["format_name"],
@@ -77,7 +93,8 @@ class Command(AuditedCommand):
             user=user,
             options=format_options,
             # The corpus's own spans cover every item, gold or not.
-            include_gold=options["include_gold"] or options["gold"],
+            include_gold=options["include_gold"] or only,
+            reference=reference,
         )
         if output == "-":
             out = self.stdout._out

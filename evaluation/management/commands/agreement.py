@@ -7,6 +7,10 @@ figures as the agreement page and the API, from the same kept snapshot
 (recomputed when answers changed). ``--json`` prints them as JSON: per
 scheme and field, each measure's value (null with ``undefined_reason`` when
 undefined), n_items, n_units, n_annotators, and ``pairs``.
+
+A corpus's reference answers are not an annotator: each annotator is measured
+against them apart, printed under "against the reference" (in ``--json``,
+each scheme's ``reference``).
 """
 
 from __future__ import annotations
@@ -83,7 +87,36 @@ class Command(TextCommand):
                         + self._why(measure)
                     )
                 self._pairs(field["pairs"], lines)
+            if scheme.get("reference"):
+                self._reference(scheme["reference"], lines)
         return "\n".join(lines)
+
+    def _reference(self, reference: dict[str, Any], lines: list[str]) -> None:
+        names = ", ".join(reference["references"])
+        answers = reference["annotations"]
+        lines.append(
+            f"  against the reference ({names}: {answers:,} answer{'' if answers == 1 else 's'}, "
+            "not an annotator, not counted above)"
+        )
+        if reference["note"]:
+            lines.append(f"    {reference['note']}")
+        for field in reference["fields"]:
+            lines.append(f"    {field['field']}: {field['n_items']:,} items compared")
+            width = max(len(measure["measure"]) for measure in field["measures"])
+            for measure in field["measures"]:
+                lines.append(
+                    f"      {measure['measure']:<{width}}  {self._value(measure):>9}  all annotators (mean)"
+                    + self._why(measure)
+                )
+            named = max((len(result["annotator"]) for result in field["annotators"]), default=0)
+            for result in field["annotators"][:PAIRS_PRINTED]:
+                lines.append(
+                    f"      {result['measure']:<{width}}  {self._value(result):>9}  "
+                    f"{result['annotator']:<{named}}  {result['n_units']:>8,} units" + self._why(result)
+                )
+            if len(field["annotators"]) > PAIRS_PRINTED:
+                more = len(field["annotators"]) - PAIRS_PRINTED
+                lines.append(f"      ... and {more:,} more (see --json)")
 
     def _pairs(self, pairs: list[dict[str, Any]], lines: list[str]) -> None:
         if not pairs:

@@ -35,6 +35,7 @@ instructions: |
 annotation_schemes:
   - annotation_type: rubric
     name: review
+    description: Did the assistant book the meeting well?
     rubric: scheduling
 assignment:
   annotations_per_item: 2

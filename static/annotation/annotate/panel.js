@@ -47,8 +47,11 @@ export function createPanel(options) {
       }
       var state = answers.get(scheme.name);
       var type = scheme.node_scheme.annotation_type;
-      var title = scheme.node_scheme.description || widgets.titleOf(type) || "Answer";
-      var legend = treeSchemes.length > 1 ? title + " (" + scheme.name + ")" : title;
+      // Headed by what the config says the scheme is for (Potato's description), the node
+      // scheme's own first; the type's title only for a config saved before descriptions were required.
+      var described = scheme.node_scheme.description || scheme.description;
+      var title = described || widgets.titleOf(type) || "Answer";
+      var legend = !described && treeSchemes.length > 1 ? title + " (" + scheme.name + ")" : title;
       // The callback is bound to this node's id: a widget can only ever write its own node's answer.
       var widget = widgets.track(widgets.build(type, scheme.node_scheme, legend, state.nodes.get(id), function (payload) {
         if (payload === null) {

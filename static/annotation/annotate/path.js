@@ -96,10 +96,12 @@ export function createPath(options) {
       });
       back.addEventListener("click", pathRemoveLast.bind(null, scheme));
       clear.addEventListener("click", pathClear.bind(null, scheme));
-      var title = pathSchemes.length > 1 ? "Path (" + scheme.name + ")" : "Path";
+      // Headed by the scheme's description, as Potato heads a tree scheme; then what the
+      // path is for (path_selection.description, "Select the best response path" by default).
+      var title = scheme.description || (pathSchemes.length > 1 ? "Path (" + scheme.name + ")" : "Path");
       box.appendChild(el("section", { class: "path-bar", "aria-label": title }, [
         el("h3", { text: title }),
-        scheme.path_selection.description ? el("p", { class: "muted", text: scheme.path_selection.description }) : null,
+        scheme.path_selection.description ? el("p", { class: "muted", "data-path-description": "", text: scheme.path_selection.description }) : null,
         list,
         el("div", { class: "path-tools" }, [add, " ", back, " ", clear]),
       ]));

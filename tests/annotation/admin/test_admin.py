@@ -44,6 +44,7 @@ BAD_CONFIG = (
     "annotation_schemes:\n"
     "  - annotation_type: tree_annotation\n"
     "    name: rated\n"
+    "    description: Rate the conversation\n"
     "    node_scheme: {annotation_type: likert, size: 1}\n"
     "    path_selection: {enabled: yes please}\n"
 )

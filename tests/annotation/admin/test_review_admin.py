@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 CONFIG = """\
 annotation_schemes:
-  - {annotation_type: radio, name: overall, labels: [Helpful, Unhelpful]}
+  - {annotation_type: radio, name: overall, description: Overall, labels: [Helpful, Unhelpful]}
 assignment: {annotations_per_item: 2}
 """
 REVIEW_CHANGELIST = reverse("admin:annotation_review_changelist")

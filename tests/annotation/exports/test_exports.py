@@ -82,7 +82,10 @@ def reply(index: int) -> list[dict[str, str]]:
 
 
 def tree_config(name: str, body: str) -> str:
-    return f"annotation_schemes:\n  - annotation_type: tree_annotation\n    name: {name}\n{body}"
+    return (
+        f"annotation_schemes:\n  - annotation_type: tree_annotation\n    name: {name}\n"
+        f"    description: Judge the replies\n{body}"
+    )
 
 
 COMPARE_PAIRS = seed_configs()[4]  # branch_compare: Better / Same / Worse
@@ -182,7 +185,10 @@ def test_one_record_per_item_and_annotator_in_tree_order_then_by_username(alice,
 
 
 def test_a_record_holds_every_scheme_in_config_order_and_the_latest_change(alice, shop):
-    config = LIKERT_NODES + "  - {annotation_type: radio, name: overall, labels: ['Yes', 'No']}\n"
+    config = (
+        LIKERT_NODES
+        + "  - {annotation_type: radio, name: overall, description: Overall, labels: ['Yes', 'No']}\n"
+    )
     project = project_over(shop, config)
     answer(project, alice, "rated", {"node_annotations": {"r1": {"rating": 3}}})
     later = datetime(2025, 2, 1, tzinfo=UTC)
@@ -502,7 +508,7 @@ def test_an_empty_path_or_a_scheme_without_path_selection_gives_no_conversation(
     project = project_over(
         shop,
         seed_configs()[2].rstrip()
-        + "\n  - {annotation_type: tree_annotation, name: rated, node_scheme: {annotation_type: likert, size: 5}}\n",
+        + "\n  - {annotation_type: tree_annotation, name: rated, description: Rated, node_scheme: {annotation_type: likert, size: 5}}\n",
     )
     answer(project, alice, "best_path", {"selected_path": []})
     answer(project, bob, "rated", {"node_annotations": {"r1": {"rating": 3}}})

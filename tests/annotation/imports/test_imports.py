@@ -94,10 +94,11 @@ ROUND_TRIP_CONFIG = (
     "annotation_schemes:\n"
     "  - annotation_type: tree_annotation\n"
     "    name: judged\n"
+    "    description: Judge the conversation\n"
     "    node_scheme: {annotation_type: likert, size: 5}\n"
     "    path_selection: {enabled: true}\n"
     "    branch_comparison: {enabled: true}\n"
-    "  - {annotation_type: radio, name: overall, labels: [good, bad]}\n"
+    "  - {annotation_type: radio, name: overall, description: Overall, labels: [good, bad]}\n"
     "assignment: {annotations_per_item: 3}\n"
 )
 
@@ -295,7 +296,9 @@ def test_a_replacing_record_drops_the_schemes_it_no_longer_answers(support):
     project = ProjectFactory(
         name="two",
         dataset=support,
-        config_yaml=with_scheme(SEED, "{annotation_type: radio, name: overall, labels: [good, bad]}"),
+        config_yaml=with_scheme(
+            SEED, "{annotation_type: radio, name: overall, description: Overall, labels: [good, bad]}"
+        ),
     )
     run(project, lines(record(annotations={**seed_output(), "overall": {"label": "good"}})))
 
@@ -419,7 +422,10 @@ def test_a_bad_record_is_reported_with_its_line_and_path_and_nothing_is_written(
 
 
 def test_a_submitted_record_must_answer_every_required_scheme_like_a_page_submission(support):
-    config = with_scheme(SEED, "{annotation_type: text, name: comment, label_requirement: {required: true}}")
+    config = with_scheme(
+        SEED,
+        "{annotation_type: text, name: comment, description: Comment, label_requirement: {required: true}}",
+    )
     project = ProjectFactory(name="strict", dataset=support, config_yaml=config)
 
     report = run(project, lines(record(), record(user="dave", status="draft")))

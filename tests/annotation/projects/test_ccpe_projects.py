@@ -1,8 +1,9 @@
-"""CCPE projects: the shipped config, the corpus's spans as a gold set, and
-exports that write spans back in the corpus's own format — the gold set
+"""CCPE projects: the shipped config, the corpus's spans as its reference answers, and
+exports that write spans back in the corpus's own format — the reference
 exactly as it came in, an annotator's spans beside it in the same shape.
 
-Alice and Bob annotate; ccpe-gold holds what the corpus says.
+Alice and Bob annotate; ccpe-gold holds what the corpus says, marked as a reference
+(``source=reference``): exports leave it out unless asked for it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from django.core.management import CommandError, call_command
 from annotation.exports import annotations_export
 from annotation.models import Annotation, Membership, ProjectItem
 from annotation.problems import ProblemsError
-from annotation.projects.references import GOLD_USERNAME
+from annotation.projects.references import REFERENCE_USERNAME
 from annotation.projects.services import membership_add, project_config_update, project_create
+from annotation.review.selectors import review_item, review_queue
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_submit
 from tests.annotation.annotator_items import person
@@ -57,9 +59,8 @@ def exported(project: Any, format_name: str = "ccpe", **options: Any) -> Any:
 
 
 def gold(project: Any, external_id: str) -> Annotation:
-    return Annotation.objects.get(
-        project=project, tree__external_id=external_id, user__username=GOLD_USERNAME
-    )
+    """The item's reference answer (the corpus's spans)."""
+    return Annotation.objects.get(project=project, tree__external_id=external_id, source="reference")
 
 
 def span(node: str, start: int, end: int, text: str, label: str, entity: str) -> dict[str, Any]:
@@ -96,11 +97,12 @@ def test_the_shipped_config_is_one_span_scheme_with_ccpe_labels_and_entity_types
     assert (scheme["allow_overlap"], scheme["import_spans"]) == (True, "ccpe")
 
 
-def test_creating_the_project_makes_the_corpus_spans_a_gold_answer_per_item():
+def test_creating_the_project_makes_the_corpus_spans_a_reference_answer_per_item():
     project = ccpe_project()
 
     answer = gold(project, "CCPE-8e113")
-    assert (answer.status, answer.source, answer.scheme) == ("submitted", "import", "preferences")
+    assert (answer.status, answer.source, answer.scheme) == ("submitted", "reference", "preferences")
+    assert answer.is_reference and answer.user.username == REFERENCE_USERNAME
     spans = answer.payload["spans"]
     assert len(spans) == 45  # 44 segments, one of them with two annotations
     assert spans[:2] == [
@@ -118,7 +120,7 @@ def test_the_gold_user_cannot_log_in_and_takes_no_place_in_hand_out():
     alice = person("alice")
     project = ccpe_project(annotators=[alice])
 
-    user = get_user_model().objects.get(username=GOLD_USERNAME)
+    user = get_user_model().objects.get(username=REFERENCE_USERNAME)
     assert not user.has_usable_password()
     assert not Membership.objects.filter(user=user).exists()
     assert list(
@@ -128,6 +130,20 @@ def test_the_gold_user_cannot_log_in_and_takes_no_place_in_hand_out():
         (0, 0),
     ]
     assert item_next(project=project, user=alice).tree.external_id == "CCPE-8e113"
+
+
+def test_the_reference_is_not_reviewed_work_in_the_queue_or_side_by_side():
+    project = two_annotators_submit_nothing()
+    tree_id = ProjectItem.objects.get(project=project).tree_id
+
+    queue = review_queue(project=project, status="all")
+    item = review_item(project=project, tree_id=tree_id, viewer=None)
+
+    assert [[entry.username for entry in row.entries] for row in queue.rows] == [["alice", "bob"]]
+    assert (queue.annotators, [column.assignment.user.username for column in item.columns]) == (
+        ["alice", "bob"],
+        ["alice", "bob"],
+    )
 
 
 def test_dialogues_imported_later_get_their_gold_answer_and_earlier_ones_keep_theirs():
@@ -176,12 +192,11 @@ def test_a_project_importing_ccpe_spans_needs_the_ccpe_labels():
 # Exports in the corpus's format
 
 
-def test_the_gold_export_is_the_corpus_exactly_in_either_layout():
+def test_the_reference_export_is_the_corpus_exactly_in_either_layout():
     project = ccpe_project()
-    user = get_user_model().objects.get(username=GOLD_USERNAME)
 
-    original = exported(project, "ccpe", user=user, options={"name_annotators": False})
-    hf = exported(project, "ccpe-hf", user=user, options={"name_annotators": False})
+    original = exported(project, "ccpe", reference="only", options={"name_annotators": False})
+    hf = exported(project, "ccpe-hf", reference="only", options={"name_annotators": False})
 
     assert original[0] == ORIGINAL[0]
     assert hf[1] == HF
@@ -263,7 +278,7 @@ def test_keeping_one_of_two_annotations_of_a_segment_keeps_the_segment_with_that
     assert utterance == expected
 
 
-def test_an_export_of_everyone_names_each_dialogues_annotator():
+def two_annotators_submit_nothing() -> Any:
     alice, bob = person("alice"), person("bob")
     project = ccpe_project(files=(ORIGINAL_FILE,), annotators=[alice, bob])
     for user in (alice, bob):
@@ -271,30 +286,48 @@ def test_an_export_of_everyone_names_each_dialogues_annotator():
         item_submit(
             project=project, tree=held.tree, user=user, answers={"preferences": {"spans": []}}, version=1
         )
+    return project
+
+
+def test_an_export_of_everyone_names_each_dialogues_annotator_and_leaves_the_reference_out():
+    project = two_annotators_submit_nothing()
 
     dialogues = exported(project)
 
     assert [(d["conversationId"], d["annotator"]) for d in dialogues] == [
         ("CCPE-8e113", "alice"),
         ("CCPE-8e113", "bob"),
-        ("CCPE-8e113", GOLD_USERNAME),
     ]
     assert all("segments" not in u for u in dialogues[0]["utterances"])
 
 
-def test_the_command_exports_the_gold_set_or_one_annotator(tmp_path):
+def test_an_export_asked_to_include_the_reference_has_it_beside_the_annotators():
+    project = two_annotators_submit_nothing()
+
+    dialogues = exported(project, reference="include")
+
+    assert [(d["conversationId"], d["annotator"]) for d in dialogues] == [
+        ("CCPE-8e113", "alice"),
+        ("CCPE-8e113", "bob"),
+        ("CCPE-8e113", REFERENCE_USERNAME),
+    ]
+    assert {key: value for key, value in dialogues[2].items() if key != "annotator"} == ORIGINAL[0]
+
+
+@pytest.mark.parametrize("option", ["--reference-only", "--gold"])
+def test_the_command_exports_the_reference_alone_or_one_annotator(tmp_path, option):
     alice = person("alice")
     ccpe_project(annotators=[alice])
-    out = tmp_path / "gold.json"
+    out = tmp_path / "reference.json"
 
     stdout = io.StringIO()
-    call_command("export_annotations", "movies", "--format", "ccpe", "--gold", "-o", str(out), stdout=stdout)
+    call_command("export_annotations", "movies", "--format", "ccpe", option, "-o", str(out), stdout=stdout)
 
     assert stdout.getvalue() == f"exported 2 dialogues of movies to {out}\n"
     assert json.loads(out.read_text())[0] == ORIGINAL[0]
-    hf = tmp_path / "gold.jsonl"
+    hf = tmp_path / "reference.jsonl"
     call_command(
-        "export_annotations", "movies", "--format", "ccpe-hf", "--gold", "-o", str(hf), stdout=io.StringIO()
+        "export_annotations", "movies", "--format", "ccpe-hf", option, "-o", str(hf), stdout=io.StringIO()
     )
     assert json.loads(hf.read_text().splitlines()[1]) == HF
     mine = tmp_path / "alice.json"
@@ -314,16 +347,40 @@ def test_the_command_exports_the_gold_set_or_one_annotator(tmp_path):
     assert stdout.getvalue() == f"exported 0 dialogues of movies to {mine}\n"
 
 
-def test_a_gold_export_without_imported_spans_says_so():
+def test_the_command_includes_the_reference_only_when_asked(tmp_path):
+    two_annotators_submit_nothing()
+    plain, both = tmp_path / "plain.json", tmp_path / "both.json"
+
+    call_command("export_annotations", "movies", "--format", "ccpe", "-o", str(plain), stdout=io.StringIO())
+    call_command(
+        "export_annotations",
+        "movies",
+        "--format",
+        "ccpe",
+        "--include-reference",
+        "-o",
+        str(both),
+        stdout=io.StringIO(),
+    )
+
+    assert [d["annotator"] for d in json.loads(plain.read_text())] == ["alice", "bob"]
+    assert [d["annotator"] for d in json.loads(both.read_text())] == ["alice", "bob", REFERENCE_USERNAME]
+
+
+def test_a_reference_export_without_imported_spans_says_so():
     dataset = DatasetFactory(name="nothing")
     project_create(
         name="plain", dataset=dataset, config_yaml=CCPE_CONFIG.replace("    import_spans: ccpe\n", "")
     )
 
     with pytest.raises(CommandError) as caught:
-        call_command("export_annotations", "plain", "--format", "ccpe", "--gold", stdout=io.StringIO())
+        call_command(
+            "export_annotations", "plain", "--format", "ccpe", "--reference-only", stdout=io.StringIO()
+        )
 
-    assert str(caught.value) == f"no gold set: no spans were imported with a corpus (no user {GOLD_USERNAME})"
+    assert str(caught.value) == (
+        "no reference answers in plain: no spans were imported with a corpus (a span scheme's import_spans)"
+    )
 
 
 def test_a_dialogue_imported_again_with_replace_gets_its_gold_spans_anew():

@@ -13,7 +13,7 @@ from annotation.projects.services import project_config_update, project_create
 from tests.factories import ConversationTreeFactory, DatasetFactory, ProjectFactory
 
 SEED_CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "potato" / "seed_configs.yaml"
-LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\n"
+LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
 
 
 def seed_configs() -> list[str]:
@@ -103,8 +103,8 @@ def test_a_node_scheme_error_names_its_full_key_path():
 def test_every_problem_is_reported_not_just_the_first():
     text = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 1}\n"
-        "  - {annotation_type: radio, name: verdict, labels: [Agree]}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 1}\n"
+        "  - {annotation_type: radio, name: verdict, description: Verdict, labels: [Agree]}\n"
         "assignment: {lease_minutes: 0}\n"
     )
 
@@ -149,21 +149,25 @@ def test_a_scheme_must_be_a_mapping():
 
 
 def test_a_scheme_needs_an_annotation_type():
-    assert problems_of("annotation_schemes:\n  - {name: quality}\n") == [
+    assert problems_of("annotation_schemes:\n  - {name: quality, description: Quality}\n") == [
         "annotation_schemes[0].annotation_type: is required (one of likert, multirate, multiselect, "
         "number, radio, rubric, slider, span, text, tree_annotation)"
     ]
 
 
 def test_an_unknown_annotation_type_suggests_the_nearest_one():
-    assert problems_of("annotation_schemes:\n  - {annotation_type: likret, name: quality}\n") == [
+    assert problems_of(
+        "annotation_schemes:\n  - {annotation_type: likret, name: quality, description: Quality}\n"
+    ) == [
         'annotation_schemes[0].annotation_type: unknown type "likret" (expected one of likert, multirate, '
         'multiselect, number, radio, rubric, slider, span, text, tree_annotation; did you mean "likert"?)'
     ]
 
 
 def test_an_annotation_type_that_is_not_a_name_is_an_error_not_a_crash():
-    assert problems_of("annotation_schemes:\n  - {annotation_type: [likert], name: quality}\n") == [
+    assert problems_of(
+        "annotation_schemes:\n  - {annotation_type: [likert], name: quality, description: Quality}\n"
+    ) == [
         "annotation_schemes[0].annotation_type: must be the name of a type (one of likert, multirate, "
         "multiselect, number, radio, rubric, slider, span, text, tree_annotation), got a list"
     ]
@@ -172,7 +176,9 @@ def test_an_annotation_type_that_is_not_a_name_is_an_error_not_a_crash():
 @pytest.mark.parametrize("name", ["~", "two words", "[quality]", "5"])
 def test_a_scheme_needs_a_name_made_of_letters_digits_and_dashes(name):
     # ~ is YAML's null, and YAML reads 5 as a number: neither can name answers.
-    text = f"annotation_schemes:\n  - {{annotation_type: likert, size: 5, name: {name}}}\n"
+    text = (
+        f"annotation_schemes:\n  - {{annotation_type: likert, size: 5, description: Quality, name: {name}}}\n"
+    )
 
     assert problems_of(text) == [
         "annotation_schemes[0].name: is required: letters, digits, _ and - (it names the answers)"
@@ -180,7 +186,7 @@ def test_a_scheme_needs_a_name_made_of_letters_digits_and_dashes(name):
 
 
 def test_labels_that_yaml_reads_as_booleans_are_refused_with_the_way_out():
-    text = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, labels: [yes, no]}\n"
+    text = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, description: Verdict, labels: [yes, no]}\n"
 
     assert problems_of(text) == [
         "annotation_schemes[0].labels[0]: must be a label name, got a boolean (YAML reads yes/no as one: quote it)",
@@ -190,7 +196,7 @@ def test_labels_that_yaml_reads_as_booleans_are_refused_with_the_way_out():
 
 
 def test_label_names_that_yaml_reads_as_booleans_are_refused_in_the_mapping_form_too():
-    text = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, labels: [{name: Yes}, {name: Maybe}]}\n"
+    text = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, description: Verdict, labels: [{name: Yes}, {name: Maybe}]}\n"
 
     assert problems_of(text) == [
         "annotation_schemes[0].labels[0].name: must be a label name, got a boolean (YAML reads yes/no as one: quote it)"
@@ -200,8 +206,8 @@ def test_label_names_that_yaml_reads_as_booleans_are_refused_in_the_mapping_form
 def test_two_schemes_cannot_share_a_name():
     text = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5}\n"
-        "  - {annotation_type: text, name: quality}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
+        "  - {annotation_type: text, name: quality, description: Quality}\n"
     )
 
     assert problems_of(text) == [
@@ -210,9 +216,7 @@ def test_two_schemes_cannot_share_a_name():
 
 
 def test_label_requirement_must_be_a_mapping_with_a_boolean():
-    text = (
-        "annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5, label_requirement: yes}\n"
-    )
+    text = "annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5, label_requirement: yes}\n"
 
     assert problems_of(text) == [
         "annotation_schemes[0].label_requirement: must be a mapping like {required: true}"
@@ -222,8 +226,8 @@ def test_label_requirement_must_be_a_mapping_with_a_boolean():
 def test_label_requirement_marks_a_scheme_required():
     text = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5, label_requirement: {required: true}}\n"
-        "  - {annotation_type: text, name: notes}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5, label_requirement: {required: true}}\n"
+        "  - {annotation_type: text, name: notes, description: Notes}\n"
     )
 
     assert [scheme.required for scheme in parse_config(text).schemes] == [True, False]
@@ -263,7 +267,7 @@ def test_potato_keys_about_running_potato_are_accepted_and_reported_as_ignored()
 def test_potato_display_keys_of_a_scheme_are_accepted_and_reported_as_ignored():
     text = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5, horizontal: true,\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5, horizontal: true,\n"
         "     sequential_key_binding: true}\n"
     )
 
@@ -293,7 +297,7 @@ def test_potato_display_keys_of_a_scheme_are_accepted_and_reported_as_ignored():
             'item_properties.id_kee: unknown key (did you mean "id_key"?)',
         ),
         (
-            "annotation_schemes:\n  - {annotation_type: likert, name: q, size: 5, min_lable: Bad}\n",
+            "annotation_schemes:\n  - {annotation_type: likert, name: q, description: Q, size: 5, min_lable: Bad}\n",
             'annotation_schemes[0].min_lable: unknown key (did you mean "min_label"?)',
         ),
         (LIKERT + "colour_scheme: dark\n", "colour_scheme: unknown key"),
@@ -470,6 +474,13 @@ def test_a_config_update_stores_the_new_normalised_config():
 
     project.refresh_from_db()
     assert project.config["annotation_schemes"] == [
-        {"annotation_type": "likert", "name": "quality", "size": 5, "min_label": "", "max_label": ""}
+        {
+            "annotation_type": "likert",
+            "name": "quality",
+            "description": "Quality",
+            "size": 5,
+            "min_label": "",
+            "max_label": "",
+        }
     ]
     assert project.config["assignment"]["annotations_per_item"] == 3

@@ -58,7 +58,7 @@ def test_this_process_s_submissions_count_themselves_into_the_kept_counts(keepin
         PotatoTreeFactory(dataset=dataset)
     project = ProjectFactory(
         dataset=dataset,
-        config_yaml="annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\n"
+        config_yaml="annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
         "assignment: {annotations_per_item: 2}\n",
     )
     alice, bob = PersonaFactory(username="alice"), PersonaFactory(username="bob")

@@ -35,8 +35,8 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 SENTIMENT = (
     "annotation_schemes:\n"
-    "  - {annotation_type: radio, name: sentiment, labels: [positive, negative, neutral]}\n"
-    "  - {annotation_type: text, name: notes}\n"
+    "  - {annotation_type: radio, name: sentiment, description: Sentiment, labels: [positive, negative, neutral]}\n"
+    "  - {annotation_type: text, name: notes, description: Notes}\n"
 )
 WORK, GOLD, TRAINING = "work", "gold", "training"
 
@@ -163,7 +163,7 @@ def test_a_tree_items_expected_comparison_need_not_give_the_order_it_is_shown_in
         dataset=dataset,
         config_yaml=(
             "annotation_schemes:\n"
-            "  - {annotation_type: tree_annotation, name: tree, path_selection: {enabled: true},"
+            "  - {annotation_type: tree_annotation, name: tree, description: Tree, path_selection: {enabled: true},"
             " branch_comparison: {enabled: true}}\n"
         ),
     )

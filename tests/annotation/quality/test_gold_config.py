@@ -10,8 +10,8 @@ from annotation.projects.quality_config import QualityConfig, TrainingConfig
 
 SCHEMES = (
     "annotation_schemes:\n"
-    "  - {annotation_type: radio, name: sentiment, labels: [positive, negative]}\n"
-    "  - {annotation_type: text, name: notes}\n"
+    "  - {annotation_type: radio, name: sentiment, description: Sentiment, labels: [positive, negative]}\n"
+    "  - {annotation_type: text, name: notes, description: Notes}\n"
 )
 
 

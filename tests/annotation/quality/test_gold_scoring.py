@@ -11,21 +11,23 @@ from annotation.quality.gold_scoring import answers_score, scheme_score, scored_
 CONFIG = parse_config(
     """
 annotation_schemes:
-  - {annotation_type: radio, name: sentiment, labels: [positive, negative, neutral]}
-  - {annotation_type: likert, name: quality, size: 5}
-  - {annotation_type: multiselect, name: topics, labels: [billing, shipping, returns, other]}
-  - {annotation_type: multirate, name: grid, options: [clarity, tone], labels: [low, high]}
-  - {annotation_type: number, name: turns}
-  - {annotation_type: slider, name: confidence, min: 0, max: 100}
-  - {annotation_type: text, name: notes}
-  - {annotation_type: span, name: entities, labels: [PERSON, PLACE]}
+  - {annotation_type: radio, name: sentiment, description: Sentiment, labels: [positive, negative, neutral]}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5}
+  - {annotation_type: multiselect, name: topics, description: Topics, labels: [billing, shipping, returns, other]}
+  - {annotation_type: multirate, name: grid, description: Grid, options: [clarity, tone], labels: [low, high]}
+  - {annotation_type: number, name: turns, description: Turns}
+  - {annotation_type: slider, name: confidence, description: Confidence, min: 0, max: 100}
+  - {annotation_type: text, name: notes, description: Notes}
+  - {annotation_type: span, name: entities, description: Entities, labels: [PERSON, PLACE]}
   - annotation_type: tree_annotation
     name: tree
+    description: Tree
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
   - annotation_type: tree_annotation
     name: ranked
+    description: Ranked
     branch_comparison: {enabled: true, mode: ranking}
 """
 )
@@ -171,8 +173,8 @@ def test_an_item_with_nothing_scored_has_no_score():
 def test_quality_schemes_limit_what_is_scored():
     config = parse_config(
         "annotation_schemes:\n"
-        "  - {annotation_type: radio, name: sentiment, labels: [positive, negative]}\n"
-        "  - {annotation_type: likert, name: quality, size: 5}\n"
+        "  - {annotation_type: radio, name: sentiment, description: Sentiment, labels: [positive, negative]}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
         "quality: {schemes: [sentiment]}\n"
     )
     assert [scheme.name for scheme in scored_schemes(config)] == ["sentiment"]

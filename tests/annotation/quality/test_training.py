@@ -208,7 +208,7 @@ def test_submitting_a_training_item_answers_with_the_expected_answers_beside_the
         "schemes": [
             {
                 "scheme": "sentiment",
-                "description": "",
+                "description": "Sentiment",
                 "expected": {"label": "positive"},
                 "given": {"label": "negative"},
                 "expected_text": "positive",

@@ -26,7 +26,7 @@ from tests.factories import ConversationTreeFactory, DatasetFactory, PersonaFact
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
-LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\n"
+LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
 
 
 @pytest.fixture

@@ -31,9 +31,10 @@ CONFIG = """\
 annotation_schemes:
   - annotation_type: tree_annotation
     name: response_quality
+    description: Response quality
     node_scheme: {annotation_type: likert, min_label: Poor, max_label: Excellent, size: 5}
     path_selection: {enabled: true}
-  - {annotation_type: radio, name: overall, labels: [Helpful, Unhelpful]}
+  - {annotation_type: radio, name: overall, description: Overall, labels: [Helpful, Unhelpful]}
 assignment: {annotations_per_item: 2}
 """
 ALICE_ANSWERS = {

@@ -22,7 +22,7 @@ from tests.factories import ConversationTreeFactory, DatasetFactory, PersonaFact
 TREES, ANNOTATORS, REVIEWERS, ROUNDS = 8, 2, 3, 2
 CONFIG = f"""
 annotation_schemes:
-  - {{annotation_type: likert, name: quality, size: 5}}
+  - {{annotation_type: likert, name: quality, description: Quality, size: 5}}
 assignment: {{annotations_per_item: {ANNOTATORS}}}
 """
 

@@ -30,7 +30,7 @@ annotation_schemes:
     description: Rate each response and pick the best path
     node_scheme: {annotation_type: likert, min_label: Poor, max_label: Excellent, size: 5}
     path_selection: {enabled: true}
-  - {annotation_type: radio, name: overall, labels: [Helpful, Unhelpful]}
+  - {annotation_type: radio, name: overall, description: Overall, labels: [Helpful, Unhelpful]}
 assignment: {annotations_per_item: 3}
 """
 ALICE_ANSWERS = {

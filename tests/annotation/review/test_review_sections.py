@@ -119,9 +119,9 @@ def test_multirate_node_answers_read_option_by_option_and_differences_are_marked
 def test_item_level_schemes_share_one_section_and_an_unanswered_scheme_is_blank():
     schemes = parse_config(
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Great}\n"
-        "  - {annotation_type: multiselect, name: issues, labels: [rude, wrong, long]}\n"
-        "  - {annotation_type: text, name: notes}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Great}\n"
+        "  - {annotation_type: multiselect, name: issues, description: Issues, labels: [rude, wrong, long]}\n"
+        "  - {annotation_type: text, name: notes, description: Notes}\n"
     ).schemes
     first = {"quality": {"rating": 5}, "issues": {"labels": ["wrong", "long"]}, "notes": {"text": "Fine."}}
     second = {"quality": {"rating": 2}}

@@ -26,6 +26,7 @@ from trees.shapes import TreeShape
 ENTITIES = """\
 annotation_type: span
 name: entities
+description: Mark the movie preferences
 labels:
   - {name: ENTITY_NAME, key_value: n, color: "#2563eb"}
   - ENTITY_PREFERENCE
@@ -43,6 +44,10 @@ DIALOGUE = TreeShape.from_rows(
 
 
 def scheme_from(text: str) -> Span:
+    """The span scheme of one config entry (a block mapping), given the description Potato
+    requires when it has none: these tests are about the span type's own keys."""
+    if "description:" not in text:
+        text = "description: Mark the spans\n" + text
     entry = "\n".join("    " + line for line in text.splitlines()).replace("    ", "  - ", 1)
     scheme = parse_config(f"annotation_schemes:\n{entry}\n").schemes[0]
     assert isinstance(scheme, Span)
@@ -92,6 +97,7 @@ def test_labels_carry_keys_and_colours_and_attributes_are_further_label_sets():
     assert config == {
         "annotation_type": "span",
         "name": "entities",
+        "description": "Mark the movie preferences",
         "labels": [{"name": "ENTITY_NAME", "key_value": "n", "color": "#2563eb"}, "ENTITY_PREFERENCE"],
         "attributes": [
             {"name": "entityType", "labels": ["MOVIE_GENRE_OR_CATEGORY", "MOVIE_OR_SERIES"], "required": True}

@@ -160,7 +160,8 @@ def test_a_span_on_a_branch_of_a_tree_is_added_and_deleted(
 ) -> None:
     alice = person("alice")
     config = (
-        "annotation_schemes:\n  - annotation_type: span\n    name: issues\n    labels: [problem, request]\n"
+        "annotation_schemes:\n  - annotation_type: span\n    name: issues\n"
+        "    description: Mark the problems and requests\n    labels: [problem, request]\n"
     )
     project = project_over("orders", config, [SEED_ITEM], [alice])
     held = item_next(project=project, user=alice)

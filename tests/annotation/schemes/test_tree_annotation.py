@@ -32,6 +32,7 @@ COMPARE = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
@@ -40,6 +41,7 @@ RANK = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: rank
+    description: Rank
     branch_comparison: {enabled: true, mode: ranking}
 """
 
@@ -655,42 +657,42 @@ def test_potatos_branch_compare_does_not_rate_nodes_one_by_one(alice):
     ("scheme", "expected"),
     [
         (
-            "{annotation_type: tree_annotation, name: t, node_scheme: {annotation_type: tree_annotation}}",
+            "{annotation_type: tree_annotation, name: t, description: T, node_scheme: {annotation_type: tree_annotation}}",
             'annotation_schemes[0].node_scheme.annotation_type: "tree_annotation" cannot rate a node (expected one of '
             "likert, multirate, multiselect, number, radio, slider, text)",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, node_scheme: {size: 5}}",
+            "{annotation_type: tree_annotation, name: t, description: T, node_scheme: {size: 5}}",
             "annotation_schemes[0].node_scheme.annotation_type: is required (one of likert, multirate, multiselect, "
             "number, radio, slider, text)",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, node_scheme: {annotation_type: [likert]}}",
+            "{annotation_type: tree_annotation, name: t, description: T, node_scheme: {annotation_type: [likert]}}",
             "annotation_schemes[0].node_scheme.annotation_type: must be the name of a type (one of likert, multirate, "
             "multiselect, number, radio, slider, text), got a list",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, node_scheme: {annotation_type: radio, labels: [Good]}}",
+            "{annotation_type: tree_annotation, name: t, description: T, node_scheme: {annotation_type: radio, labels: [Good]}}",
             "annotation_schemes[0].node_scheme.labels: needs at least 2 labels",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, node_scheme: likert}",
+            "{annotation_type: tree_annotation, name: t, description: T, node_scheme: likert}",
             "annotation_schemes[0].node_scheme: must be a mapping with an annotation_type, got a string",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, path_selection: yes}",
+            "{annotation_type: tree_annotation, name: t, description: T, path_selection: yes}",
             "annotation_schemes[0].path_selection: must be a mapping like {enabled: true}, got a boolean",
         ),
         (
-            "{annotation_type: tree_annotation, name: t, branch_comparison: {enabled: true, mode: ranked}}",
+            "{annotation_type: tree_annotation, name: t, description: T, branch_comparison: {enabled: true, mode: ranked}}",
             'annotation_schemes[0].branch_comparison.mode: must be "pairs" or "ranking", got a string',
         ),
         (
-            "{annotation_type: tree_annotation, name: t, branch_comparison: {enable: true}}",
+            "{annotation_type: tree_annotation, name: t, description: T, branch_comparison: {enable: true}}",
             'annotation_schemes[0].branch_comparison.enable: unknown key (did you mean "enabled"?)',
         ),
         (
-            "{annotation_type: tree_annotation, name: t, path_selection: {enabled: false}}",
+            "{annotation_type: tree_annotation, name: t, description: T, path_selection: {enabled: false}}",
             "annotation_schemes[0]: does nothing: give it a node_scheme, path_selection: {enabled: true} "
             "or branch_comparison: {enabled: true}",
         ),
@@ -706,7 +708,7 @@ def test_tree_annotation_config_errors(scheme, expected):
 def test_a_comparison_can_have_labels_of_its_own():
     scheme = parse_config(
         "annotation_schemes:\n"
-        "  - {annotation_type: tree_annotation, name: t, node_scheme: {annotation_type: likert, size: 3},\n"
+        "  - {annotation_type: tree_annotation, name: t, description: T, node_scheme: {annotation_type: likert, size: 3},\n"
         "     branch_comparison: {enabled: true, labels: [A is better, Tie, B is better]}}\n"
     ).schemes[0]
 

@@ -214,7 +214,7 @@ def test_when_nothing_is_left_next_says_why_with_a_404(as_alice: Client, project
 
 
 def test_a_required_answer_missing_at_submission_is_named(alice: Any) -> None:
-    config = "annotation_schemes:\n  - {annotation_type: likert, name: overall, size: 5, label_requirement: {required: true}}\n"
+    config = "annotation_schemes:\n  - {annotation_type: likert, name: overall, description: Overall, size: 5, label_requirement: {required: true}}\n"
     project = project_over("required", config, [SEED_ITEM], [alice])
     client = client_for(alice)
     item = leased(client, project)
@@ -597,10 +597,11 @@ def sized(request: pytest.FixtureRequest, alice: Any) -> tuple[Project, Client]:
         "annotation_schemes:\n"
         "  - annotation_type: tree_annotation\n"
         "    name: judged\n"
+        "    description: Judge the conversation\n"
         "    node_scheme: {annotation_type: likert, size: 5}\n"
         "    path_selection: {enabled: true}\n"
         "    branch_comparison: {enabled: true}\n"
-        "  - {annotation_type: radio, name: verdict, labels: [good, bad]}\n"
+        "  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}\n"
     )
     project = project_over(f"sized-{request.param}", config, [bushy_item("big", request.param)], [alice])
     return project, client_for(alice)

@@ -29,7 +29,7 @@ from tests.queries import closing_writes, row_locks
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
-LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\n"
+LIKERT = "annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
 LEASED, SUBMITTED, SKIPPED, EXPIRED = "leased", "submitted", "skipped", "expired"
 
 
@@ -380,6 +380,7 @@ COMPARE = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}

@@ -26,7 +26,7 @@ THREADS, REQUESTS, ANNOTATORS, TREES, OVERLAP, QUOTA = 16, 25, 5, 30, 2, 14
 # 60 places for 5 people allowed 14 items each: both limits come into play.
 CONFIG = f"""
 annotation_schemes:
-  - {{annotation_type: likert, name: quality, size: 5}}
+  - {{annotation_type: likert, name: quality, description: Quality, size: 5}}
 assignment:
   {{annotations_per_item: {OVERLAP}, max_items_per_user: {QUOTA}, order: fewest_annotations_first, lease_minutes: 60}}
 """
@@ -143,7 +143,7 @@ def test_concurrent_hand_outs_never_exceed_the_overlap_nor_repeat_an_item():
 TABS, ROUNDS = 4, 8
 OPEN_CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5}
 assignment: {annotations_per_item: 1, order: sequential}
 """
 

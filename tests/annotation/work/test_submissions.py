@@ -31,13 +31,13 @@ pytestmark = pytest.mark.django_db
 
 SURVEY = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, label_requirement: {required: true}}
-  - {annotation_type: radio, name: verdict, labels: [Better, Same, Worse]}
-  - {annotation_type: multiselect, name: issues, labels: [rude, wrong, vague]}
-  - {annotation_type: multirate, name: criteria, options: [Relevance, Fluency], labels: [low, high]}
-  - {annotation_type: text, name: notes}
-  - {annotation_type: number, name: turns, min: 0}
-  - {annotation_type: slider, name: confidence}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, label_requirement: {required: true}}
+  - {annotation_type: radio, name: verdict, description: Verdict, labels: [Better, Same, Worse]}
+  - {annotation_type: multiselect, name: issues, description: Issues, labels: [rude, wrong, vague]}
+  - {annotation_type: multirate, name: criteria, description: Criteria, options: [Relevance, Fluency], labels: [low, high]}
+  - {annotation_type: text, name: notes, description: Notes}
+  - {annotation_type: number, name: turns, description: Turns, min: 0}
+  - {annotation_type: slider, name: confidence, description: Confidence}
 """
 ALL_ANSWERS = {
     "quality": {"rating": 4},
@@ -247,14 +247,18 @@ REQUIRED = "label_requirement: {required: true}"
 @pytest.mark.parametrize(
     ("scheme", "empty", "answered"),
     [
-        (f"{{annotation_type: text, name: why, {REQUIRED}}}", {"text": "  "}, {"text": "because"}),
         (
-            f"{{annotation_type: multiselect, name: why, labels: [a, b], {REQUIRED}}}",
+            f"{{annotation_type: text, name: why, description: Why, {REQUIRED}}}",
+            {"text": "  "},
+            {"text": "because"},
+        ),
+        (
+            f"{{annotation_type: multiselect, name: why, description: Why, labels: [a, b], {REQUIRED}}}",
             {"labels": []},
             {"labels": ["b"]},
         ),
         (
-            f"{{annotation_type: multirate, name: why, options: [x, y], labels: [lo, hi], {REQUIRED}}}",
+            f"{{annotation_type: multirate, name: why, description: Why, options: [x, y], labels: [lo, hi], {REQUIRED}}}",
             {"x": "lo"},
             {"x": "lo", "y": "hi"},
         ),
@@ -272,6 +276,7 @@ def test_a_required_tree_annotation_is_not_answered_by_its_first_draft(alice):
 annotation_schemes:
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     label_requirement: {required: true}
     branch_comparison: {enabled: true}
 """
@@ -446,10 +451,11 @@ COMPARE = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
-  - {annotation_type: text, name: notes}
+  - {annotation_type: text, name: notes, description: Notes}
 """
 # A savepoint around: the locked assignment with its tree and answers, the tree's shape, then the
 # closing writes: the new and changed answers, the assignment, the item's submitted count, the

@@ -20,11 +20,12 @@ pytestmark = pytest.mark.django_db
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5}
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     branch_comparison: {enabled: true}
-  - {annotation_type: text, name: note}
+  - {annotation_type: text, name: note, description: Note}
 """
 RATINGS = {"ann": [1, 2, 4, 5], "ben": [1, 3, 4, 5], "cleo": [2, 2, 4, 4]}
 VERDICTS = {"ann": "Better", "ben": "Better", "cleo": "Better"}

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.django_db
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5}
-  - {annotation_type: radio, name: verdict, labels: [good, bad]}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5}
+  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}
 assignment: {annotations_per_item: 4}
 """
 RATINGS = {"ann": [1, 2, 4, 5, 3], "ben": [1, 3, 4, 5, 3], "cleo": [2, 2, 4, 4, 3]}

@@ -36,6 +36,7 @@ COMPARE = """
 annotation_schemes:
   - annotation_type: tree_annotation
     name: compare
+    description: Compare
     branch_comparison: {enabled: true}
 """
 
@@ -168,7 +169,7 @@ def figures_for(scheme_yaml: str, answers: dict[str, list[Any]]) -> dict[str, An
 
 def test_radio_labels_are_nominal_with_alpha_fleiss_percent_and_cohens_kappa_per_pair():
     scheme = figures_for(
-        "{annotation_type: radio, name: s, labels: [good, bad]}",
+        "{annotation_type: radio, name: s, description: S, labels: [good, bad]}",
         {
             "ann": [{"label": v} for v in ["good", "good", "bad", "bad"]],
             "ben": [{"label": v} for v in ["good", "bad", "bad", "bad"]],
@@ -189,7 +190,7 @@ def test_radio_labels_are_nominal_with_alpha_fleiss_percent_and_cohens_kappa_per
 
 def test_likert_ratings_are_ordinal_with_cohens_kappa_quadratically_weighted_per_pair():
     scheme = figures_for(
-        "{annotation_type: likert, name: s, size: 3}",
+        "{annotation_type: likert, name: s, description: S, size: 3}",
         {"ann": [{"rating": v} for v in [1, 2, 3]], "ben": [{"rating": v} for v in [1, 3, 3]]},
     )
 
@@ -209,11 +210,11 @@ def test_likert_ratings_are_ordinal_with_cohens_kappa_quadratically_weighted_per
 
 def test_numbers_and_sliders_are_interval_and_multiselect_answers_are_sets():
     slider = figures_for(
-        "{annotation_type: slider, name: s}",
+        "{annotation_type: slider, name: s, description: S}",
         {"ann": [{"value": v} for v in [10, 50, 90]], "ben": [{"value": v} for v in [12, 48, 95]]},
     )
     labels = figures_for(
-        "{annotation_type: multiselect, name: s, labels: [clear, polite, short]}",
+        "{annotation_type: multiselect, name: s, description: S, labels: [clear, polite, short]}",
         {
             "ann": [{"labels": ["clear", "polite"]}, {"labels": []}],
             "ben": [{"labels": ["clear"]}, {"labels": []}],
@@ -232,7 +233,7 @@ def test_numbers_and_sliders_are_interval_and_multiselect_answers_are_sets():
 
 def test_multirate_options_are_a_field_each_ordered_by_the_labels():
     scheme = figures_for(
-        "{annotation_type: multirate, name: s, options: [tone, facts], labels: [bad, ok, good]}",
+        "{annotation_type: multirate, name: s, description: S, options: [tone, facts], labels: [bad, ok, good]}",
         {
             "ann": [{"tone": "good", "facts": "bad"}, {"tone": "ok", "facts": "good"}],
             "ben": [{"tone": "good", "facts": "ok"}, {"tone": "ok", "facts": "good"}],
@@ -248,7 +249,7 @@ def test_spans_are_compared_by_f1_exactly_and_by_overlap_per_pair():
         return {"node": "m0", "start": start, "end": end, "text": "", "label": "NAME", "attributes": {}}
 
     scheme = figures_for(
-        "{annotation_type: span, name: s, labels: [NAME]}",
+        "{annotation_type: span, name: s, description: S, labels: [NAME]}",
         {"ann": [{"spans": [span(0, 5), span(10, 15)]}], "ben": [{"spans": [span(0, 5), span(11, 15)]}]},
     )
 
@@ -265,7 +266,7 @@ def test_spans_are_compared_by_f1_exactly_and_by_overlap_per_pair():
 
 def test_tree_annotation_gives_node_ratings_per_item_and_node_the_selected_path_and_comparisons():
     scheme = figures_for(
-        "{annotation_type: tree_annotation, name: s, node_scheme: {annotation_type: likert, size: 5},"
+        "{annotation_type: tree_annotation, name: s, description: S, node_scheme: {annotation_type: likert, size: 5},"
         " path_selection: {enabled: true}, branch_comparison: {enabled: true}}",
         {
             "ann": [
@@ -311,7 +312,7 @@ def test_tree_annotation_gives_node_ratings_per_item_and_node_the_selected_path_
 
 def test_sibling_rankings_are_compared_by_kendalls_w_per_decision_point():
     scheme = figures_for(
-        "{annotation_type: tree_annotation, name: s, branch_comparison: {enabled: true, mode: ranking}}",
+        "{annotation_type: tree_annotation, name: s, description: S, branch_comparison: {enabled: true, mode: ranking}}",
         {
             "ann": [
                 {"branch_comparisons": {"q": {"shown_order": ["a", "b", "c"], "ranking": ["a", "b", "c"]}}}
@@ -334,7 +335,7 @@ def test_sibling_rankings_are_compared_by_kendalls_w_per_decision_point():
 def test_rubric_criteria_are_a_nominal_field_each():
     rubric = RubricFactory()
     scheme = figures_for(
-        f"{{annotation_type: rubric, name: s, rubric: {rubric.name}}}",
+        f"{{annotation_type: rubric, name: s, description: S, rubric: {rubric.name}}}",
         {
             "ann": [
                 {"criteria": {"helpful": True, "polite": True}},
@@ -357,7 +358,8 @@ def test_rubric_criteria_are_a_nominal_field_each():
 
 def test_free_text_has_no_measure_and_says_so():
     scheme = figures_for(
-        "{annotation_type: text, name: s}", {"ann": [{"text": "fine"}], "ben": [{"text": "good"}]}
+        "{annotation_type: text, name: s, description: S}",
+        {"ann": [{"text": "fine"}], "ben": [{"text": "good"}]},
     )
 
     assert scheme["fields"] == []
@@ -366,7 +368,7 @@ def test_free_text_has_no_measure_and_says_so():
 
 def test_a_measure_without_enough_data_is_undefined_with_its_reason_never_nan():
     scheme = figures_for(
-        "{annotation_type: radio, name: s, labels: [good, bad]}",
+        "{annotation_type: radio, name: s, description: S, labels: [good, bad]}",
         {"ann": [{"label": "good"}, {"label": "good"}], "ben": [{"label": "good"}, None]},
     )
 
@@ -394,7 +396,7 @@ def test_answers_stored_under_labels_the_config_no_longer_has_make_measures_unde
     assert {m["undefined_reason"] for m in figures["measures"]} == {field.problem}
 
     scheme = figures_for(
-        "{annotation_type: tree_annotation, name: s, branch_comparison: {enabled: true}}",
+        "{annotation_type: tree_annotation, name: s, description: S, branch_comparison: {enabled: true}}",
         {
             "ann": [
                 {
@@ -412,7 +414,7 @@ def test_answers_stored_under_labels_the_config_no_longer_has_make_measures_unde
 
 # -- what counts ---------------------------------------------------------------------------------------
 
-RATING = "annotation_schemes:\n  - {annotation_type: likert, name: quality, size: 5}\nassignment: {annotations_per_item: 3}\n"
+RATING = "annotation_schemes:\n  - {annotation_type: likert, name: quality, description: Quality, size: 5}\nassignment: {annotations_per_item: 3}\n"
 
 
 def rated(project, ratings: dict[str, list[int]]) -> list[Any]:
@@ -540,8 +542,8 @@ def test_reading_costs_one_query_per_scheme_and_one_more_whatever_the_number_of_
 ):
     config = (
         "annotation_schemes:\n"
-        "  - {annotation_type: likert, name: quality, size: 5}\n"
-        "  - {annotation_type: radio, name: verdict, labels: [ok, bad]}\n"
+        "  - {annotation_type: likert, name: quality, description: Quality, size: 5}\n"
+        "  - {annotation_type: radio, name: verdict, description: Verdict, labels: [ok, bad]}\n"
     )
     small = project_over("small", config, [two_replies(f"s-{index}") for index in range(2)])
     large = project_over("large", config, [two_replies(f"l-{index}") for index in range(30)])
