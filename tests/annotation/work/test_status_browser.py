@@ -32,6 +32,7 @@ EVERYTHING = """\
 annotation_schemes:
   - annotation_type: tree_annotation
     name: judged
+    description: Rate each reply, choose the best path and compare the branches
     node_scheme: {annotation_type: likert, size: 5, min_label: Poor, max_label: Excellent}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
