@@ -1,6 +1,7 @@
 """Keeping projects in step with their datasets, what processes remember of projects,
 members and tokens in step with their rows, and each account's username key
-(``annotation.projects.usernames``) in step with its username; items made final by the automatic rule as their submissions complete."""
+(``annotation.projects.usernames``) in step with its username; items made final by the
+automatic rule as their submissions complete."""
 
 from typing import Any
 
