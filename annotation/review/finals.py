@@ -30,7 +30,7 @@ from annotation import permissions
 from annotation.models import FinalAnswer, FinalAnswerRevision, Project, ProjectItem
 from annotation.problems import Problems, ProblemsError, describe, join
 from annotation.projects.config import ProjectConfig, project_config
-from annotation.quality.gold import gold_item_set, needs_shape
+from annotation.quality.gold import gold_answers_check, gold_item_set, needs_shape
 from annotation.review.adjudication import item_votes, scheme_kinds, submitted_columns
 from annotation.review.merging import EDITED, FieldVotes, Merged, auto_majority, fields_answers, prefilled
 from annotation.review.services import ReviewRefused
@@ -73,7 +73,7 @@ def final_save(
         adjudication = config.quality.adjudication
         start = prefilled(votes, min_agreement=adjudication.min_agreement if adjudication.enabled else None)
         fields, provenance = _decided(config, votes, start, columns, take, choices or {})
-        answers = _checked(config, item.tree_id, fields_answers(scheme_kinds(config), fields), final)
+        answers = _checked(config, item.tree_id, fields_answers(scheme_kinds(config), fields))
         return _write(project, item.tree, final, answers, provenance, by)
 
 
@@ -184,7 +184,7 @@ def _decided(
         else:
             fields[name], provenance[name] = by_name[name].values[choice["from"]], choice["from"]
     for name in start.undecided:
-        if name not in provenance:
+        if name not in provenance and name not in choices:
             problems.add(
                 join("fields", name),
                 "the annotators disagree: take one's value or give your own",
@@ -200,21 +200,16 @@ def _not_annotator(name: Any, columns: Mapping[str, Any]) -> str:
     return f'"{name}" submitted no answer to this item (submitted: {who})'
 
 
-def _checked(config: ProjectConfig, tree_id: int, answers: dict[str, Any], final: FinalAnswer | None) -> Any:
-    """The answers checked and normalised by their schemes, as a submission's are."""
+def _checked(config: ProjectConfig, tree_id: int, answers: dict[str, Any]) -> dict[str, Any]:
+    """The answers checked and normalised by their schemes, as a submission's are (a comparison
+    edited without the order its replies were shown in gets the tree's order)."""
     with_shape, with_texts = needs_shape(config)
     shape = tree_shape(tree_id, with_texts=with_texts) if with_shape else None
     problems = Problems()
-    normalized: dict[str, Any] = {}
+    normalized = gold_answers_check(config=config, answers=answers, shape=shape, problems=problems)
+    refused = {problem.path.split(".")[0] for problem in problems.items}
     for scheme in config.schemes:
-        if scheme.name not in answers:
-            continue
-        previous = final.answers.get(scheme.name) if final is not None else None
-        value = scheme.validate(answers[scheme.name], scheme.name, problems, shape, previous)
-        if value is not None:
-            normalized[scheme.name] = value
-    for scheme in config.schemes:
-        if scheme.required and scheme.name in normalized and scheme.is_empty(normalized[scheme.name]):
+        if scheme.required and scheme.name not in refused and scheme.is_empty(normalized.get(scheme.name)):
             problems.add(scheme.name, "is required", "required")
     problems.raise_if_any()
     return normalized
@@ -268,7 +263,7 @@ def _auto_save(project: Project, config: ProjectConfig, tree_id: int, merged: Me
         if FinalAnswer.objects.filter(project=project, tree_id=tree_id).exists():
             return False
         try:
-            answers = _checked(config, tree_id, fields_answers(scheme_kinds(config), merged.fields), None)
+            answers = _checked(config, tree_id, fields_answers(scheme_kinds(config), merged.fields))
         except ProblemsError:
             return False
         _write(project, item.tree, None, answers, merged.provenance, None)
