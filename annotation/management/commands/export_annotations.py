@@ -1,5 +1,5 @@
 """python manage.py export_annotations PROJECT --format potato|pairs|sft|ccpe|ccpe-hf [-o FILE]
-[--status submitted|accepted|all] [--user U | --gold] [--include-gold]"""
+[--status submitted|accepted|all|final] [--user U | --gold] [--include-gold]"""
 
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ class Command(AuditedCommand):
         except Project.DoesNotExist:
             raise CommandError(f'no project named "{options["project"]}"', returncode=2) from None
         user = None
+        if options["status"] == "final" and (options["user"] is not None or options["gold"]):
+            raise CommandError(
+                "--status final writes the items' final answers: leave out --user", returncode=2
+            )
         if options["gold"]:
             options["user"] = GOLD_USERNAME
         if options["user"] is not None:
