@@ -10,7 +10,11 @@ kept, audited and announced once committed.
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from annotation.models import FinalAnswer, FinalAnswerRevision, ProjectItem
 from annotation.problems import ProblemsError
@@ -258,3 +262,18 @@ def test_gold_items_are_made_from_final_answers_in_one_action(project, who):
     assert item.is_gold
     assert item.gold_answers == final.answers
     assert adjudication_queue(project=project) == ([], False)
+
+
+def test_adjudicate_auto_runs_the_rule_over_existing_data_and_refuses_a_project_without_it(who):
+    project = adjudicated_project(who, extra=AUTO)
+    all_submit(project, who)  # on_commit never ran here: as data from before the rule was set
+    out = io.StringIO()
+
+    call_command("adjudicate_auto", project.name, stdout=out)
+
+    assert out.getvalue().strip() == "made 1 item of adjudicated final by the majority rule"
+    plain = adjudicated_project(who, name="plain")
+    for name in (plain.name, "nope"):
+        with pytest.raises(CommandError) as refused:
+            call_command("adjudicate_auto", name)
+        assert refused.value.returncode == 2
