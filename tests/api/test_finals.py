@@ -45,7 +45,13 @@ def test_get_lists_the_fields_disagreements_first_with_each_annotators_value(
     body = response.json()
     assert body["version"] == 0 and body["answers"] is None
     assert body["annotators"] == ["alice", "bob", "carol"]
-    assert [field["name"] for field in body["fields"]][0] == "response/node/resp_a"
+    assert [field["name"] for field in body["fields"]] == [
+        "response/node/resp_a",
+        "response/path",
+        "response/comparison/root",
+        "overall",
+        "response/node/resp_b",
+    ]
     assert body["fields"][0]["values"] == {
         "alice": {"rating": 4},
         "bob": {"rating": 5},
