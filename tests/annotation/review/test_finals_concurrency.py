@@ -28,7 +28,13 @@ def test_of_two_reviewers_saving_the_same_version_one_wins_and_the_other_is_told
         start = threading.Barrier(2)
         outcomes: dict[str, str] = {}
 
-        def adjudicate(name: str, annotator: str, seen: int = seen, start: threading.Barrier = start) -> None:
+        def adjudicate(
+            name: str,
+            annotator: str,
+            seen: int = seen,
+            start: threading.Barrier = start,
+            outcomes: dict = outcomes,
+        ) -> None:
             try:
                 start.wait()
                 final_save(project=project, tree_id=tree_id, by=who[name], version=seen, take=annotator)
