@@ -15,6 +15,8 @@ import io
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
 
 from annotation.models import FinalAnswer, FinalAnswerRevision, ProjectItem
 from annotation.problems import ProblemsError
@@ -23,6 +25,7 @@ from annotation.review.finals import final_save, finals_auto, gold_from_finals
 from annotation.review.services import ReviewRefused
 from annotation.review.signals import item_finalised
 from annotation.work.submissions import StaleVersion
+from tests.annotation.annotator_items import person
 from tests.annotation.review.adjudicated import ANSWERS, AUTO, adjudicated_project, all_submit, people
 from trees.audit import AuditEntry
 
@@ -277,3 +280,23 @@ def test_adjudicate_auto_runs_the_rule_over_existing_data_and_refuses_a_project_
         with pytest.raises(CommandError) as refused:
             call_command("adjudicate_auto", name)
         assert refused.value.returncode == 2
+
+
+def test_the_admin_makes_gold_from_final_answers_of_the_selected_items(project, who):
+    tree_id = all_submit(project, who)
+    final_save(project=project, tree_id=tree_id, by=who["rita"], version=0, take="carol")
+    root = person("root", is_superuser=True, is_staff=True)
+    client = Client()
+    client.force_login(root)
+    every = [str(pk) for pk in ProjectItem.objects.filter(project=project).values_list("pk", flat=True)]
+
+    response = client.post(
+        reverse("admin:annotation_projectitem_changelist"),
+        {"action": "gold_from_finals", "_selected_action": every},
+        follow=True,
+    )
+
+    assert [str(message) for message in response.context["messages"]] == [
+        "1 item made gold from their final answers."
+    ]
+    assert ProjectItem.objects.get(project=project, tree_id=tree_id).is_gold
