@@ -6,16 +6,26 @@ The fields, their agreement and what is prefilled come from the pure
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from annotation.models import Annotation, Assignment, FinalAnswer, Project
+from annotation.permissions import DeletedText
 from annotation.projects.config import ProjectConfig, project_config
-from annotation.review.merging import FieldVotes, Merged, answer_fields, field_votes, prefilled, scheme_kind
+from annotation.review.merging import (
+    TREE,
+    FieldVotes,
+    Merged,
+    answer_fields,
+    field_votes,
+    prefilled,
+    scheme_kind,
+)
 from annotation.work.selectors import item_tree_get
 from trees.models import ConversationTree
+from trees.selectors import tree_outline
 
 ADJUDICATION_PAGE_SIZE = 50
 
@@ -69,6 +79,8 @@ class AdjudicationItem:
     votes: list[FieldVotes]
     prefill: Merged
     final: FinalAnswer | None
+    # Each message's role and text by node id, for the page's node fields (empty unless asked).
+    messages: dict[str, str] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -80,15 +92,21 @@ class AdjudicationItem:
         return [vote for vote in self.votes if not vote.agreed]
 
 
-def adjudication_item(*, project: Project, tree_id: int) -> AdjudicationItem:
+def adjudication_item(*, project: Project, tree_id: int, viewer: Any = None) -> AdjudicationItem:
     """``tree_id``'s submitted answers as fields, with the current final answer: three queries
-    (the tree, Http404 when no item of the project; the answers; the final with its adjudicator)."""
+    (the tree, Http404 when no item of the project; the answers; the final with its adjudicator).
+    With a ``viewer`` (the page), one more for the messages' texts when a scheme is a tree answer
+    (deleted messages as ``permissions.DeletedText`` lets them read them)."""
     tree = item_tree_get(project=project, tree_id=tree_id)
     config = project_config(project)
     columns = submitted_columns(project=project, tree_ids=[tree.pk])[tree.pk]
     votes = item_votes(config, columns)
     adjudication = config.quality.adjudication
     final = FinalAnswer.objects.filter(project=project, tree=tree).select_related("decided_by").first()
+    messages: dict[str, str] = {}
+    if viewer is not None and TREE in scheme_kinds(config).values():
+        for row in DeletedText(viewer, project).outline(tree.pk, tree_outline(tree)):
+            messages[row.external_id] = f"{row.role}: {row.text}"
     return AdjudicationItem(
         project=project,
         tree=tree,
@@ -96,6 +114,7 @@ def adjudication_item(*, project: Project, tree_id: int) -> AdjudicationItem:
         votes=votes,
         prefill=prefilled(votes, min_agreement=adjudication.min_agreement if adjudication.enabled else None),
         final=final,
+        messages=messages,
     )
 
 

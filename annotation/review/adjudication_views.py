@@ -92,6 +92,7 @@ class FieldRow:
     edit_checked: bool
     edit_text: str
     problem: str
+    message: str  # a node field's message (role: text), to judge its ratings by
 
 
 def _in_words(config: ProjectConfig, name: str, value: Any) -> str:
@@ -147,10 +148,24 @@ def _rows(
         ]
         rows.append(
             FieldRow(
-                index, vote.name, vote.agreed, options, chosen == EDIT, edit_text, problems.get(vote.name, "")
+                index,
+                vote.name,
+                vote.agreed,
+                options,
+                chosen == EDIT,
+                edit_text,
+                problems.get(vote.name, ""),
+                _message_of(item, vote.name),
             )
         )
     return rows
+
+
+def _message_of(item: AdjudicationItem, name: str) -> str:
+    """The message a node's rating, or a decision point's comparison, is about ("" for others)."""
+    _, _, rest = name.partition("/")
+    part, _, node = rest.partition("/")
+    return item.messages.get(node, "") if part in ("node", "comparison") else ""
 
 
 def _choices(item: AdjudicationItem, data: Any) -> tuple[dict[str, Any], dict[str, str]]:
@@ -179,7 +194,7 @@ def adjudication_page(request: HttpRequest, name: str, tree_id: int) -> HttpResp
     project = _reviewed_project(request, name)
     if isinstance(project, HttpResponse):
         return project
-    item = adjudication_item(project=project, tree_id=tree_id)
+    item = adjudication_item(project=project, tree_id=tree_id, viewer=request.user)
     if request.method == "GET":
         return _render(request, project, item)
     try:

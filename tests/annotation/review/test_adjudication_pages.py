@@ -60,8 +60,8 @@ def test_the_page_lists_disagreements_first_marked_and_prefills_agreement(scene,
     client = client_of(who["rita"])
     client.get(page_url(project, tree_id))  # the session's first read of the user
 
-    # three to know the user and the project, then the tree, the answers and the final
-    with django_assert_num_queries(6):
+    # three to know the user and the project, then the tree, the answers, the final, the messages
+    with django_assert_num_queries(7):
         response = client.get(page_url(project, tree_id))
 
     assert response.status_code == 200
@@ -74,6 +74,8 @@ def test_the_page_lists_disagreements_first_marked_and_prefills_agreement(scene,
         ("response/node/resp_b", True),
     ]
     assert [option.checked for option in rows[-1].options] == [True, False, False]
+    assert rows[0].message == "assistant: I'd be happy to help! Can you provide your order number?"
+    assert rows[2].message.startswith("user: ")  # the decision point compared
     assert not any(option.checked for option in rows[0].options)
     html = response.content.decode()
     assert html.count("data-differ") == 4
