@@ -16,6 +16,8 @@ AUDIT_ACTIONS = {
     "annotation.submit": "submitted an item",
     "annotation.skip": "skipped an item",
     "annotation.review": "reviewed an item",
+    "final.save": "adjudicated an item's final answer",
+    "final.auto": "made an item's final answer by the automatic rule",
     "gold.set": "set an item's expected answers",
     "gold.mark": "made an item gold",
     "gold.unmark": "made an item ordinary again",

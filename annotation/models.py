@@ -302,6 +302,54 @@ class Review(models.Model):
         return f"{self.decision} by {self.reviewer} ({self.assignment})"
 
 
+class FinalAnswer(models.Model):
+    """An item's adjudicated answer: one current version per item, each earlier one in
+    ``FinalAnswerRevision``. Written only by ``annotation.review.finals``.
+
+    ``answers`` has the shape of an annotator's answers (scheme name: payload);
+    ``provenance`` says where each field came from (``annotation.review.merging``
+    names the fields): an annotator's username, ``edited`` or ``auto:majority``.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="finals", db_index=False)
+    tree = models.ForeignKey(ConversationTree, on_delete=models.CASCADE, related_name="finals")
+    answers = JSONField(default=dict)
+    provenance = JSONField(default=dict)
+    # Bumped by every save: a save that names an older version is refused (two adjudicators).
+    version = models.PositiveIntegerField(default=1)
+    # None: the automatic rule (quality.adjudication.auto).
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "tree"], name="final_answer_unique")]
+
+    def __str__(self) -> str:
+        return f"final answer to {self.tree} in {self.project} (version {self.version})"
+
+
+class FinalAnswerRevision(models.Model):
+    """A version of a final answer as it was saved: the history kept beside the current one."""
+
+    final = models.ForeignKey(FinalAnswer, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    answers = JSONField(default=dict)
+    provenance = JSONField(default=dict)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["final", "version"], name="final_revision_unique")]
+        ordering = ["final_id", "version"]
+
+    def __str__(self) -> str:
+        return f"version {self.version} of {self.final_id}"
+
+
 class ApiToken(models.Model):
     """A secret an integration sends as ``Authorization: Bearer <token>`` to act as ``user``.
 

@@ -1,6 +1,7 @@
 """Keeping projects in step with their datasets, what processes remember of projects,
 members and tokens in step with their rows, and each account's username key
-(``annotation.projects.usernames``) in step with its username."""
+(``annotation.projects.usernames``) in step with its username; items made final by the
+automatic rule as their submissions complete."""
 
 from typing import Any
 
@@ -15,6 +16,8 @@ from annotation.projects.config import project_config
 from annotation.projects.references import imported_spans_sync
 from annotation.projects.services import project_items_sync
 from annotation.projects.usernames import username_check, username_key_keep
+from annotation.review.finals import finals_auto
+from annotation.work.signals import item_submitted
 from trees.models import Dataset
 from trees.signals import trees_imported
 
@@ -62,3 +65,11 @@ def username_key_kept(sender: type, instance: Any, update_fields: Any = None, **
     """Store the username's key, under its unique index: the database's own guarantee."""
     if not kwargs.get("raw") and _username_saved(update_fields):
         username_key_keep(instance)
+
+
+@receiver(item_submitted)
+def adjudicate_when_complete(sender: type, project: Project, tree_id: int, **kwargs: Any) -> None:
+    """An item's submissions may be complete now: the automatic rule, when the project has one,
+    makes it final if its annotators agree enough (``annotation.review.finals.finals_auto``)."""
+    if project_config(project).quality.adjudication.enabled:
+        finals_auto(project=project, tree_ids=[tree_id])

@@ -6,6 +6,7 @@ from annotation import converters
 from annotation.exports import views as exports
 from annotation.projects import views as projects
 from annotation.quality import views as quality
+from annotation.review import adjudication_views as adjudication
 from annotation.review import views as review
 from annotation.work import views as work
 
@@ -22,6 +23,12 @@ urlpatterns = [
         f"projects/<slug:name>/review/<{converters.DBID}:tree_id>/",
         review.review_item_page,
         name="review-item",
+    ),
+    path("projects/<slug:name>/adjudicate/", adjudication.adjudication_list, name="adjudication"),
+    path(
+        f"projects/<slug:name>/adjudicate/<{converters.DBID}:tree_id>/",
+        adjudication.adjudication_page,
+        name="adjudicate-item",
     ),
     path("projects/<slug:name>/export/", exports.project_export, name="export"),
     path("projects/<slug:name>/quality/", quality.project_quality, name="quality"),

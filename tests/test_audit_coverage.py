@@ -67,6 +67,7 @@ from annotation.projects.services import (
 )
 from annotation.quality.gold import gold_item_set, gold_items_mark
 from annotation.quality.gold_imports import gold_import
+from annotation.review.finals import final_save, finals_auto, gold_from_finals
 from annotation.review.services import review_decide
 from annotation.work.assignment import item_next
 from annotation.work.submissions import draft_save, item_skip, item_submit
@@ -96,6 +97,7 @@ SERVICE_MODULES = [
     "annotation.api.tokens",
     "annotation.exports",
     "annotation.review.services",
+    "annotation.review.finals",
     "annotation.quality.gold",
     "annotation.quality.gold_imports",
     "annotation.quality.gold_scoring",
@@ -433,6 +435,45 @@ def walk_review_decide(w: World) -> list[Row]:
     return [("annotation.review", "maggie", TREE, "item-0", "judge")]
 
 
+def adjudicable(w: World, *, auto: bool = False) -> tuple[Project, int]:
+    """A project whose one item Alice and Bob both rated 4 (complete: two a item)."""
+    extra = "quality: {adjudication: {auto: majority, min_agreement: 1.0}}\n" if auto else ""
+    project = project_over(
+        "adjudicated",
+        CONFIG + "assignment: {annotations_per_item: 2}\n" + extra,
+        ITEMS[:1],
+        annotators=[w.alice, w.bob],
+        managers=[w.maggie],
+    )
+    for user in (w.alice, w.bob):
+        held = item_next(project=project, user=user)
+        item_submit(project=project, tree=held.tree, user=user, answers={"quality": {"rating": 4}}, version=1)
+    return project, held.tree_id
+
+
+def walk_final_save(w: World) -> list[Row]:
+    project, tree_id = adjudicable(w)
+    with w.acting():
+        final_save(project=project, tree_id=tree_id, by=w.maggie, version=0, take="bob")
+    return [("final.save", "maggie", TREE, "item-0", "adjudicated")]
+
+
+def walk_finals_auto(w: World) -> list[Row]:
+    project, _ = adjudicable(w, auto=True)
+    with w.acting():
+        finals_auto(project=project)
+        finals_auto(project=project)  # final already: nothing
+    return [("final.auto", "", TREE, "item-0", "adjudicated")]
+
+
+def walk_gold_from_finals(w: World) -> list[Row]:
+    project, tree_id = adjudicable(w)
+    final_save(project=project, tree_id=tree_id, by=w.maggie, version=0, take="bob")
+    with w.acting():
+        gold_from_finals(project=project)
+    return [("gold.set", "root", TREE, "item-0", "adjudicated")]
+
+
 def walk_gold_item_set(w: World) -> list[Row]:
     item = ProjectItem.objects.get(project=w.project, tree=first_tree(w))
     with w.acting():
@@ -675,6 +716,9 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "annotation.imports.annotations.annotations_import": walk_annotations_import,
     "annotation.exports.annotations_export": walk_annotations_export,
     "annotation.review.services.review_decide": walk_review_decide,
+    "annotation.review.finals.final_save": walk_final_save,
+    "annotation.review.finals.finals_auto": walk_finals_auto,
+    "annotation.review.finals.gold_from_finals": walk_gold_from_finals,
     "annotation.quality.gold.gold_item_set": walk_gold_item_set,
     "annotation.quality.gold.gold_items_mark": walk_gold_items_mark,
     "annotation.quality.gold_imports.gold_import": walk_gold_import,

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from annotation.models import ProjectItem
 from annotation.problems import ProblemsError
 from annotation.quality.gold import gold_answers_normalize, gold_item_set, gold_items_mark
+from annotation.review.finals import gold_from_finals
 
 
 class GoldItemForm(forms.ModelForm):
@@ -56,7 +57,7 @@ class ProjectItemAdmin(admin.ModelAdmin):
     show_full_result_count = False
     readonly_fields = ("project", "tree", "active_count", "submitted_count")
     fields = (*readonly_fields, "is_gold", "gold_answers", "gold_explanation")
-    actions = ["mark_gold", "unmark_gold"]
+    actions = ["mark_gold", "unmark_gold", "gold_from_finals"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -91,3 +92,22 @@ class ProjectItemAdmin(admin.ModelAdmin):
     def unmark_gold(self, request: HttpRequest, queryset: QuerySet[ProjectItem]) -> None:
         changed, _ = gold_items_mark(items=queryset, is_gold=False)
         self.message_user(request, f"{changed:,} item{'s' if changed != 1 else ''} no longer gold.")
+
+    @admin.action(permissions=["change"], description="Make the selected items gold from their final answers")
+    def gold_from_finals(self, request: HttpRequest, queryset: QuerySet[ProjectItem]) -> None:
+        """The adjudicated final answers become the expected ones (annotation.review.finals)."""
+        made = 0
+        by_project: dict[Any, list[int]] = {}
+        for item in queryset.select_related("project"):
+            by_project.setdefault(item.project, []).append(item.tree_id)
+        for project, tree_ids in by_project.items():
+            made += gold_from_finals(project=project, tree_ids=tree_ids)
+        self.message_user(
+            request, f"{made:,} item{'s' if made != 1 else ''} made gold from their final answers."
+        )
+        if made < queryset.count():
+            self.message_user(
+                request,
+                "Items without a final answer were left as they were: adjudicate them first.",
+                messages.WARNING,
+            )

@@ -155,6 +155,13 @@ class ExportInput(serializers.Serializer):
         + ".",
     )
 
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("status") == "final" and data.get("user") is not None:
+            raise serializers.ValidationError(
+                {"user": "final answers are nobody's in particular: leave out the annotator"}, code="invalid"
+            )
+        return data
+
     def validate_user(self, username: str) -> Any:
         User = get_user_model()
         user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()

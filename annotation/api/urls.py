@@ -3,7 +3,7 @@
 from django.urls import path
 
 from annotation import converters
-from annotation.api import annotations, datasets, items, me, projects, trees
+from annotation.api import annotations, datasets, finals, items, me, projects, trees
 
 app_name = "api"
 
@@ -32,6 +32,7 @@ urlpatterns = [
     path(f"{ITEM}/draft", items.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", items.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", items.ItemSkipApi.as_view(), name="item-skip"),
+    path(f"{ITEM}/final", finals.ItemFinalApi.as_view(), name="item-final"),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),

@@ -22,6 +22,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotation.exports import ccpe, ccpe_hf, pairs, potato, sft
+from annotation.exports.final_rows import final_annotations
 from annotation.exports.rows import item_annotations
 from annotation.models import Annotation, Project
 from annotation.permissions import DeletedText
@@ -38,12 +39,16 @@ class Selection:
     statuses: list[str] | None  # None: every status
     accepted_only: bool
     description: str
+    final: bool = False  # the items' final answers (exports.final_rows) instead of annotators'
 
 
 STATUSES: dict[str, Selection] = {
     "submitted": Selection([Annotation.Status.SUBMITTED], False, "submitted answers (the default)"),
     "accepted": Selection([Annotation.Status.SUBMITTED], True, "only submitted answers a reviewer accepted"),
     "all": Selection(None, False, "all answers: drafts and skips too"),
+    "final": Selection(
+        None, False, "each item's final (adjudicated) answer, with where each field came from", final=True
+    ),
 }
 
 
@@ -78,7 +83,8 @@ def annotations_export(
 
     ``status`` is ``submitted`` (only submitted answers), ``accepted`` (only
     submitted answers whose annotator's work on the item a reviewer
-    accepted) or ``all`` (drafts and skips too); ``user`` keeps one
+    accepted), ``all`` (drafts and skips too) or ``final`` (each item's
+    adjudicated answer, ``exports.final_rows``; no ``user``); ``user`` keeps one
     annotator's answers; ``options`` go to the format's writer;
     ``include_gold`` keeps answers to gold items and gold or training answers; ``reference`` says
     whether the corpus's reference answers are left out (``exclude``), kept beside the annotators'
@@ -97,17 +103,32 @@ def annotations_export(
         details["reference"] = reference
     if user is not None:
         details["annotator"] = user.get_username()
-    items = item_annotations(
-        project=project,
-        statuses=selection.statuses,
-        accepted_only=selection.accepted_only,
-        include_gold=include_gold,
-        reference=reference,
-        user=user,
-        with_text=writer.NEEDS_TEXT,
-        with_records=getattr(writer, "NEEDS_RECORDS", False),
-        shown=DeletedText(reader, project) if reader is not None else None,
-    )
+    shown = DeletedText(reader, project) if reader is not None else None
+    with_text, with_records = writer.NEEDS_TEXT, getattr(writer, "NEEDS_RECORDS", False)
+    if selection.final:
+        if user is not None:
+            raise ValueError("final answers are nobody's in particular: leave out the annotator")
+        if reference != "exclude":
+            raise ValueError("final answers are the adjudicated ones: the corpus's reference is not one")
+        items = final_annotations(
+            project=project,
+            include_gold=include_gold,
+            with_text=with_text,
+            with_records=with_records,
+            shown=shown,
+        )
+    else:
+        items = item_annotations(
+            project=project,
+            statuses=selection.statuses,
+            accepted_only=selection.accepted_only,
+            include_gold=include_gold,
+            reference=reference,
+            user=user,
+            with_text=with_text,
+            with_records=with_records,
+            shown=shown,
+        )
     lines = writer.write(items, project_config(project), **(options or {}))
     return audit_when_read(lines, "annotations.export", target=project, scope=project.name, details=details)
 

@@ -9,6 +9,10 @@
                 "kind": "branch_comparison", "scheme": "branch_compare", "label": "Better"},
      "annotator": "alice"}
 
+With ``--status final`` the pairs are the final answers': ``annotator`` is
+who adjudicated, and ``source.provenance`` says where the comparison or the
+two ratings came from (an annotator, ``edited`` or ``auto:majority``).
+
 ``prompt`` is the conversation from the root down to the replies' parent
 (inclusive); ``chosen`` and ``rejected`` are the two replies. Pairs come from
 the ``tree_annotation`` schemes only:
@@ -147,6 +151,8 @@ def pair_record(item: ItemAnnotations, scheme: str, preference: Preference) -> d
     }
     if preference.label is not None:
         source["label"] = preference.label
+    if item.provenance is not None:
+        source["provenance"] = _provenance(item.provenance, scheme, preference)
     return {
         "prompt": tree.messages(prompt),
         "chosen": tree.messages([preference.chosen]),
@@ -154,6 +160,16 @@ def pair_record(item: ItemAnnotations, scheme: str, preference: Preference) -> d
         "source": source,
         "annotator": item.user,
     }
+
+
+def _provenance(provenance: dict[str, str], scheme: str, preference: Preference) -> dict[str, str]:
+    """Where a final answer's pair came from: its comparison, or its two ratings (the fields as
+    ``annotation.review.merging`` names them)."""
+    if preference.kind == NODE_RATING:
+        fields = [f"{scheme}/node/{preference.chosen}", f"{scheme}/node/{preference.rejected}"]
+    else:
+        fields = [f"{scheme}/comparison/{preference.parent}"]
+    return {field: provenance[field] for field in fields if field in provenance}
 
 
 def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[str]:

@@ -9,7 +9,9 @@
 
 ``annotations`` holds each scheme's payload exactly as stored (the shape
 Potato documents for its output), in the order the config lists the schemes.
-``status`` is ``submitted``, ``draft`` or ``skipped``; ``updated_at`` is the
+``status`` is ``submitted``, ``draft`` or ``skipped`` (``final`` for an item's
+adjudicated answer, whose record also has ``version`` and ``provenance`` and
+whose ``user`` is who adjudicated it); ``updated_at`` is the
 latest change to any of the answers, in UTC. ``import_annotations`` reads
 these records back, so an export imported into another project over the same
 dataset exports the same records again.
@@ -41,13 +43,17 @@ def timestamp(value: datetime) -> str:
 def record(item: ItemAnnotations, scheme_order: dict[str, int]) -> dict[str, Any]:
     # Schemes no longer in the config (it was edited) come last, by name.
     names = sorted(item.annotations, key=lambda name: (scheme_order.get(name, len(scheme_order)), name))
-    return {
+    written = {
         "id": item.tree,
         "user": item.user,
         "status": item.status,
         "annotations": {name: item.annotations[name] for name in names},
         "updated_at": timestamp(item.updated_at),
     }
+    if item.provenance is not None:
+        # A final answer: where each field came from (annotation.review.merging names them).
+        written |= {"version": item.version, "provenance": item.provenance}
+    return written
 
 
 def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[str]:

@@ -99,6 +99,9 @@ class ItemAnnotations:
     text: TreeText | None = None
     # The whole tree (metadata too), for formats that write trees back (CCPE).
     record: TreeRecord | None = None
+    # A final answer's (exports.final_rows): field: where it came from, and its version.
+    provenance: dict[str, str] | None = None
+    version: int | None = None
 
 
 def item_status(statuses: Collection[str]) -> str:

@@ -9,7 +9,9 @@ One line per annotator, item and ``tree_annotation`` scheme with
 ``path_selection`` whose ``selected_path`` is not empty: the messages from
 the root down to the path's last node, roles ``user``, ``assistant`` or
 ``system``. A path through a message deleted since (or no longer in the
-tree, after the tree was replaced) is left out rather than quoted wrong.
+tree, after the tree was replaced) is left out rather than quoted wrong. With
+``--status final`` the paths are the final answers', and ``source.provenance``
+says who chose the path (an annotator, ``edited`` or ``auto:majority``).
 """
 
 from __future__ import annotations
@@ -49,4 +51,7 @@ def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[s
             if messages is None:
                 continue
             source = {"tree": item.tree, "annotator": item.user, "scheme": scheme.name}
+            if item.provenance is not None:
+                # A final answer: who chose its path (annotation.review.merging names the field).
+                source["provenance"] = item.provenance.get(f"{scheme.name}/path", "")
             yield encode({"messages": messages, "source": source}) + "\n"

@@ -11,6 +11,9 @@
         items: 3              # gold items answered, with feedback, before real work (default 0: none)
         pass_accuracy: 0.8    # the mean score over a round of them that passes
         attempts: 2           # rounds allowed, each with fresh items (null: no limit)
+      adjudication:
+        auto: majority        # fields enough annotators agree on are final without a person
+        min_agreement: 0.67   # ... the share of the item's annotators that must agree
 
 Potato's own sections load unchanged: ``gold_standards:`` (``frequency`` and
 ``accuracy``) and ``training:`` (``passing_criteria``, ``failure_action``)
@@ -30,8 +33,12 @@ from typing import Any
 from annotation.problems import Problems, describe, join
 
 SECTION = "quality"
-QUALITY_KEYS = frozenset({"gold_rate", "min_accuracy", "min_gold_answers", "schemes", "training"})
+QUALITY_KEYS = frozenset(
+    {"gold_rate", "min_accuracy", "min_gold_answers", "schemes", "training", "adjudication"}
+)
 TRAINING_KEYS = frozenset({"items", "pass_accuracy", "attempts"})
+ADJUDICATION_KEYS = frozenset({"auto", "min_agreement"})
+AUTO_RULES = ("majority",)
 POTATO_GOLD_KEYS = frozenset({"enabled", "frequency", "mode", "accuracy"})
 POTATO_GOLD_IGNORED = frozenset({"items_file", "feedback", "auto_promote"})
 POTATO_ACCURACY_KEYS = frozenset({"min_threshold", "evaluation_count"})
@@ -54,6 +61,18 @@ class TrainingConfig:
 
 
 @dataclass(frozen=True)
+class AdjudicationConfig:
+    """How an item's final answer may be reached without a person (``annotation.review.finals``)."""
+
+    auto: str | None = None  # "majority", or None: every final answer is a person's
+    min_agreement: float = 0.67
+
+    @property
+    def enabled(self) -> bool:
+        return self.auto is not None
+
+
+@dataclass(frozen=True)
 class QualityConfig:
     gold_rate: float = 0.0
     min_accuracy: float = 0.7
@@ -61,6 +80,7 @@ class QualityConfig:
     # None: every scheme a score can be computed for.
     schemes: tuple[str, ...] | None = None
     training: TrainingConfig = field(default_factory=TrainingConfig)
+    adjudication: AdjudicationConfig = field(default_factory=AdjudicationConfig)
 
     @property
     def enabled(self) -> bool:
@@ -78,6 +98,10 @@ class QualityConfig:
                 "pass_accuracy": self.training.pass_accuracy,
                 "attempts": self.training.attempts,
             },
+            "adjudication": {
+                "auto": self.adjudication.auto,
+                "min_agreement": self.adjudication.min_agreement,
+            },
         }
 
 
@@ -87,6 +111,7 @@ def parse_quality(
     """The quality settings from the whole config ``raw``: Potato's sections first, then ours."""
     values: dict[str, Any] = {}
     training: dict[str, Any] = {}
+    adjudication: dict[str, Any] = {}
     if "gold_standards" in raw:
         _potato_gold(raw["gold_standards"], values, problems, notes)
     if "training" in raw:
@@ -97,6 +122,7 @@ def parse_quality(
             problems.add(SECTION, f"must be a mapping, got {describe(section)}")
         else:
             _ours(section, values, training, problems)
+            _adjudication(section.get("adjudication"), adjudication, problems)
     schemes = values.get("schemes")
     if schemes is not None:
         path = values.pop("schemes_path")
@@ -108,7 +134,34 @@ def parse_quality(
                 )
     else:
         values.pop("schemes_path", None)
-    return replace(QualityConfig(**values), training=TrainingConfig(**training))
+    return replace(
+        QualityConfig(**values),
+        training=TrainingConfig(**training),
+        adjudication=AdjudicationConfig(**adjudication),
+    )
+
+
+def _adjudication(raw: Any, values: dict[str, Any], problems: Problems) -> None:
+    """``quality.adjudication``: the automatic rule and the agreement it needs."""
+    if raw is None:
+        return
+    where = join(SECTION, "adjudication")
+    if not isinstance(raw, Mapping):
+        problems.add(where, f"must be a mapping like {{auto: majority}}, got {describe(raw)}")
+        return
+    problems.check_keys(raw, where, ADJUDICATION_KEYS)
+    auto = raw.get("auto")
+    if auto is not None and auto not in AUTO_RULES:
+        shown = f'"{auto}"' if isinstance(auto, str) else describe(auto)
+        problems.add(join(where, "auto"), f'must be "majority" or null, got {shown}')
+    elif auto is not None:
+        values["auto"] = auto
+    if "min_agreement" in raw:
+        share = _fraction(raw["min_agreement"], join(where, "min_agreement"), problems)
+        if share is not None and share <= 0.5:
+            problems.add(join(where, "min_agreement"), f"must be more than 0.5 (a majority), got {share:g}")
+        elif share is not None:
+            values["min_agreement"] = share
 
 
 def _ours(

@@ -25,6 +25,7 @@ from annotation.projects.config import project_config
 from annotation.projects.counts import project_counts_submitted
 from annotation.quality.gold import item_gold_score
 from annotation.work.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED
+from annotation.work.signals import item_submitted
 from trees import sql
 from trees.audit import audit_record
 from trees.models import ConversationTree
@@ -96,8 +97,13 @@ def item_submit(
     version: int,
     time_spent_ms: int = 0,
 ) -> Assignment:
-    """Submit the answers (every scheme with ``label_requirement`` must be answered)."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
+    """Submit the answers (every scheme with ``label_requirement`` must be answered); once
+    committed, ``signals.item_submitted`` tells the groups above (adjudication's automatic rule)."""
+    assignment = _write(project, tree, user, answers, version, time_spent_ms, submit=True)
+    if assignment.kind == Assignment.Kind.WORK:
+        tree_id = assignment.tree_id
+        transaction.on_commit(lambda: item_submitted.send(Project, project=project, tree_id=tree_id))
+    return assignment
 
 
 def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:

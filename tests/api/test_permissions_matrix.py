@@ -193,6 +193,15 @@ CASES = [
     Case("PUT", f"{V1}/projects/{{name}}/items/{{tree_id}}/draft", ANNOTATOR_ONLY, ITEM, body=ANSWERS),
     Case("POST", f"{V1}/projects/{{name}}/items/{{tree_id}}/submit", ANNOTATOR_ONLY, ITEM, body=ANSWERS),
     Case("POST", f"{V1}/projects/{{name}}/items/{{tree_id}}/skip", ANNOTATOR_ONLY, ITEM, body={"version": 1}),
+    # Olga submitted Alice's held item: its adjudication is for the reviewers and managers.
+    Case("GET", f"{V1}/projects/{{name}}/items/{{tree_id}}/final", REVIEWERS, ITEM),
+    Case(
+        "PUT",
+        f"{V1}/projects/{{name}}/items/{{tree_id}}/final",
+        REVIEWERS,
+        ITEM,
+        body={"version": 0, "take": "olga"},
+    ),
     Case("GET", f"{V1}/annotations", EVERYONE),
     Case("GET", f"{V1}/annotations", EVERYONE, query="project=alpha&scheme=note"),
     Case("GET", f"{V1}/annotations/{{annotation_id}}", ALPHA_READERS, {"annotation_id": "@other_answer_id"}),

@@ -1,10 +1,11 @@
 """python manage.py export_annotations PROJECT --format potato|pairs|sft|ccpe|ccpe-hf [-o FILE]
-[--status submitted|accepted|all] [--user U | --reference-only] [--include-reference] [--include-gold]
+[--status submitted|accepted|all|final] [--user U | --reference-only] [--include-reference]
+[--include-gold]
 
 A corpus's reference answers (``annotation.projects.references``) are not anyone's work: they are
 left out unless ``--include-reference`` keeps them beside the annotators' answers, or
 ``--reference-only`` (formerly ``--gold``) writes them alone — the corpus's own spans, back in its
-format.
+format. ``--status final`` writes each item's adjudicated answer, nobody's in particular.
 """
 
 from __future__ import annotations
@@ -66,6 +67,13 @@ class Command(AuditedCommand):
         except Project.DoesNotExist:
             raise CommandError(f'no project named "{options["project"]}"', returncode=2) from None
         user = None
+        final = options["status"] == "final"
+        chosen = options["user"] is not None or options["reference_only"] or options["include_reference"]
+        if final and chosen:
+            raise CommandError(
+                "--status final writes the items' final answers: leave out --user and the reference options",
+                returncode=2,
+            )
         if options["user"] is not None:
             User = get_user_model()
             try:

@@ -228,7 +228,7 @@ def test_an_unknown_format_or_status_is_refused_with_the_choices(shop):
     ):
         get_export("csv")
     with pytest.raises(
-        ValueError, match=r'unknown status "draft" \(expected one of submitted, accepted, all\)'
+        ValueError, match=r'unknown status "draft" \(expected one of submitted, accepted, all, final\)'
     ):
         annotations_export(project=project, format_name="potato", status="draft")
 
