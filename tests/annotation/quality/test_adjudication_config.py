@@ -8,7 +8,7 @@ from annotation.problems import ProblemsError
 from annotation.projects.config import parse_config
 from annotation.projects.quality_config import AdjudicationConfig
 
-SCHEMES = "annotation_schemes:\n  - {annotation_type: radio, name: sentiment, labels: [positive, negative]}\n"
+SCHEMES = "annotation_schemes:\n  - {annotation_type: radio, name: sentiment, description: Sentiment, labels: [positive, negative]}\n"
 
 
 def test_without_the_key_every_final_answer_is_a_persons():

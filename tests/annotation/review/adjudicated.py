@@ -19,10 +19,11 @@ CONFIG = """\
 annotation_schemes:
   - annotation_type: tree_annotation
     name: response
+    description: Rate each reply, choose the best path, compare the branches
     node_scheme: {annotation_type: likert, size: 5}
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
-  - {annotation_type: radio, name: overall, labels: [Helpful, Unhelpful]}
+  - {annotation_type: radio, name: overall, description: Overall, labels: [Helpful, Unhelpful]}
 assignment: {annotations_per_item: 3}
 """
 AUTO = "quality: {adjudication: {auto: majority, min_agreement: 0.67}}\n"
