@@ -3,7 +3,7 @@
 from django.urls import path
 
 from annotation import converters
-from annotation.api import annotations, datasets, items, me, projects, trees
+from annotation.api import annotations, datasets, items, me, projects, review, trees
 
 app_name = "api"
 
@@ -32,6 +32,13 @@ urlpatterns = [
     path(f"{ITEM}/draft", items.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", items.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", items.ItemSkipApi.as_view(), name="item-skip"),
+    path(f"{PROJECT}/review", review.ReviewQueueApi.as_view(), name="review-queue"),
+    path(f"{PROJECT}/review/<{converters.DBID}:tree_id>", review.ReviewItemApi.as_view(), name="review-item"),
+    path(
+        f"{PROJECT}/review/<{converters.DBID}:tree_id>/decisions",
+        review.ReviewDecisionsApi.as_view(),
+        name="review-decisions",
+    ),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),

@@ -114,6 +114,7 @@ V1 = "/api/v1"
 ALPHA = {"name": "alpha"}
 COLLECT = {"name": "alpha-collect"}
 ITEM = ALPHA | {"tree_id": "@held.tree_id"}
+REVIEWED = ALPHA | {"tree_id": "@alpha_tree.pk"}  # Olga submitted it (at version 2)
 ANSWERS = {"annotations": {"quality": {"rating": 4}}, "version": 1}
 TASK = COLLECT | {"task_id": "@task.pk"}
 TREE = COLLECT | {"tree_id": "@collected"}
@@ -205,6 +206,15 @@ CASES = [
         query="format=sft",
     ),
     Case("POST", f"{V1}/projects/{{name}}/import", MANAGERS, ALPHA, body=RECORDS),
+    Case("GET", f"{V1}/projects/{{name}}/review", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/review/{{tree_id}}", REVIEWERS, REVIEWED),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/review/{{tree_id}}/decisions",
+        expect(S=201, M=201, A=403, R=201, B=404),
+        REVIEWED,
+        body={"annotator": "olga", "decision": "accepted", "version": 2},
+    ),
     Case("GET", f"{V1}/projects/{{name}}/collect/available", ANNOTATOR_ONLY, COLLECT),
     Case(
         "POST",
