@@ -3,7 +3,7 @@
 from django.urls import path
 
 from annotation import converters
-from annotation.api import annotations, datasets, items, me, projects, review, trees
+from annotation.api import annotations, datasets, gold, items, me, projects, quality, review, trees
 
 app_name = "api"
 
@@ -39,6 +39,11 @@ urlpatterns = [
         review.ReviewDecisionsApi.as_view(),
         name="review-decisions",
     ),
+    path(f"{PROJECT}/gold", gold.GoldItemsApi.as_view(), name="gold-items"),
+    path(f"{PROJECT}/gold/import", gold.GoldImportApi.as_view(), name="gold-import"),
+    path(f"{PROJECT}/gold/<{converters.DBID}:tree_id>", gold.GoldItemApi.as_view(), name="gold-item"),
+    path(f"{PROJECT}/quality", quality.QualityApi.as_view(), name="quality"),
+    path(f"{PROJECT}/training", quality.TrainingApi.as_view(), name="training"),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),

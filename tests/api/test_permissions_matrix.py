@@ -124,6 +124,7 @@ NEW_ITEM = {
     "format": "potato",
     "items": [{"id": "pushed-1", "tree": {"id": "root", "role": "user", "content": "Hi"}}],
 }
+GOLD = {"answers": {"quality": {"rating": 4}}, "explanation": "A fair answer."}
 RECORDS = {"records": [{"id": "alpha-1", "user": "olga", "annotations": {"quality": {"rating": 5}}}]}
 
 CASES = [
@@ -215,6 +216,23 @@ CASES = [
         REVIEWED,
         body={"annotator": "olga", "decision": "accepted", "version": 2},
     ),
+    Case("GET", f"{V1}/projects/{{name}}/gold", REVIEWERS, ALPHA),
+    Case("PUT", f"{V1}/projects/{{name}}/gold/{{tree_id}}", MANAGERS, REVIEWED, body=GOLD),
+    Case(
+        "DELETE",
+        f"{V1}/projects/{{name}}/gold/{{tree_id}}",
+        expect(S=204, M=204, A=403, R=403, B=404),
+        REVIEWED,
+    ),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/gold/import",
+        MANAGERS,
+        ALPHA,
+        body={"records": [{"id": "alpha-2", "annotations": {"quality": 4}}]},
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/quality", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/training", ALPHA_MEMBERS, ALPHA),
     Case("GET", f"{V1}/projects/{{name}}/collect/available", ANNOTATOR_ONLY, COLLECT),
     Case(
         "POST",
