@@ -69,7 +69,7 @@ def rubric_save(
     ``name``: the rubric being edited (the admin's form): the YAML must keep
     that name. Raises ProblemsError with every problem of the YAML.
     """
-    spec = parse_rubric(yaml_text)
+    spec = rubric_parse_storable(yaml_text)
     if name is not None and spec.name != name:
         raise ProblemsError(
             [Problem("name", f'"{spec.name}" is not this rubric\'s name: a rubric keeps its name ("{name}")')]
@@ -98,6 +98,21 @@ def rubric_save(
         actor=author if author is not None else CURRENT,
     )
     return RubricSaved(rubric, version, spec, created, changed=True)
+
+
+def rubric_parse_storable(yaml_text: str) -> RubricSpec:
+    """The rubric ``yaml_text`` defines, checked also against what its row can hold (a name
+    of at most 100 characters, a title of at most 200); raises ProblemsError. Saves nothing:
+    what ``rubric_save`` and a validation without saving both read."""
+    spec = parse_rubric(yaml_text)
+    problems = []
+    for key in ("name", "title"):
+        longest = Rubric._meta.get_field(key).max_length
+        if len(getattr(spec, key)) > longest:
+            problems.append(Problem(key, f"is too long (at most {longest} characters)", "max_length"))
+    if problems:
+        raise ProblemsError(problems)
+    return spec
 
 
 def rubric_version_current(rubric: Rubric) -> RubricVersion:

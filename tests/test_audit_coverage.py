@@ -149,6 +149,7 @@ NOT_LOGGED = {
     "annotation.quality.gold_scoring.spans_f1": "pure",
     "annotation.quality.training.training_feedback": "a read",
     "annotation.quality.training.training_state": "pure",
+    "evaluation.services.rubric_parse_storable": "a read: checks YAML, saves nothing",
     "annotation.quality.training.training_status": "a read",
     "annotation.quality.report.is_flagged": "pure",
     "annotation.quality.report.project_quality": "a read",

@@ -124,6 +124,9 @@ NEW_ITEM = {
     "format": "potato",
     "items": [{"id": "pushed-1", "tree": {"id": "root", "role": "user", "content": "Hi"}}],
 }
+RUBRIC_YAML = (
+    "name: tone\ncriteria:\n  - {key: kind, question: 'Kind?', weight: 1}\noutcomes:\n  - {name: ok}\n"
+)
 GOLD = {"answers": {"quality": {"rating": 4}}, "explanation": "A fair answer."}
 RECORDS = {"records": [{"id": "alpha-1", "user": "olga", "annotations": {"quality": {"rating": 5}}}]}
 
@@ -286,6 +289,13 @@ CASES = [
     ),
     Case("GET", f"{V1}/projects/{{name}}/collect/export", REVIEWERS, COLLECT, query="state=all"),
     Case("GET", f"{V1}/rubrics", expect(S=200, M=200, A=403, R=200, B=403, D=200)),
+    Case("POST", f"{V1}/rubrics", expect(S=201, M=403, A=403, R=403, B=403), body={"yaml": RUBRIC_YAML}),
+    Case(
+        "POST",
+        f"{V1}/rubrics",
+        expect(S=200, M=200, A=403, R=200, B=403, D=200),
+        body={"yaml": RUBRIC_YAML, "dry_run": True},
+    ),
     Case(
         "GET",
         f"{V1}/rubrics/{{rubric}}",
