@@ -1,6 +1,7 @@
 """Keeping projects in step with their datasets, what processes remember of projects,
 members and tokens in step with their rows, and each account's username key
-(``annotation.projects.usernames``) in step with its username."""
+(``annotation.projects.usernames``) in step with its username; and collection's finished
+trees told to the webhooks (``annotation.webhooks``, which sits below collection)."""
 
 from typing import Any
 
@@ -10,13 +11,16 @@ from django.dispatch import receiver
 
 from annotation import permissions
 from annotation.api import tokens
+from annotation.collection.states import tree_finished
 from annotation.models import ApiToken, Membership, Project
 from annotation.projects.config import project_config
 from annotation.projects.references import imported_spans_sync
 from annotation.projects.services import project_items_sync
 from annotation.projects.usernames import username_check, username_key_keep
+from annotation.webhooks.events import on_tree_finished
 from trees.models import Dataset
 from trees.signals import trees_imported
+from trees.vocabulary import READY_FOR_EXPORT
 
 
 @receiver(trees_imported)
@@ -62,3 +66,12 @@ def username_key_kept(sender: type, instance: Any, update_fields: Any = None, **
     """Store the username's key, under its unique index: the database's own guarantee."""
     if not kwargs.get("raw") and _username_saved(update_fields):
         username_key_keep(instance)
+
+
+@receiver(tree_finished)
+def collected_tree_ready(
+    sender: type, project_id: int, state: str = "", tree_id: int = 0, external_id: str = "", **kwargs: Any
+) -> None:
+    """A collected tree reached ``ready_for_export``: the project's webhooks are told."""
+    if state == READY_FOR_EXPORT:
+        on_tree_finished(project_id, tree_id, external_id, state)

@@ -28,6 +28,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Project
 from annotation.problems import Problem, ProblemsError
 from annotation.projects.config import project_config
+from annotation.webhooks.events import EVALUATION_FINISHED, event_emit
 from evaluation.checks import registered_python_checks
 from evaluation.judgments import majority, vote_note, votes_collect
 from evaluation.models import EvaluationResult, Rubric, RubricVersion
@@ -245,6 +246,17 @@ def project_evaluate(
         )
     judgments_combine(project=project, rubric=rubric)
     summary.seconds = time.perf_counter() - started
+    event_emit(
+        project=project,
+        event=EVALUATION_FINISHED,
+        data={
+            "rubric": rubric.name,
+            "version": version.number,
+            "items": summary.items,
+            "results": summary.results,
+            "outcomes": dict(summary.outcomes),
+        },
+    )
     return summary
 
 

@@ -25,6 +25,7 @@ from annotation.projects.config import project_config
 from annotation.projects.counts import project_counts_submitted
 from annotation.quality.gold import item_gold_score
 from annotation.work.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED
+from annotation.work.signals import item_submitted
 from trees import sql
 from trees.audit import audit_record
 from trees.models import ConversationTree
@@ -322,6 +323,7 @@ def _write(
             [project.pk, tree.pk],
             counted,
         )
+        _announce_submission(project, tree, user, assignment.version)
     action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
     details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
     audit_record(action, target=tree, scope=project.name, details=details, actor=user)
@@ -358,6 +360,19 @@ def item_skip(
     details = {"version": assignment.version}
     audit_record("annotation.skip", target=tree, scope=project.name, details=details, actor=user)
     return assignment
+
+
+def _announce_submission(
+    project: Project, tree: ConversationTree, user: AbstractBaseUser, version: int
+) -> None:
+    """Send ``item_submitted`` once the submission commits: no query here (the loop's counts
+    are pinned); what hears it decides whether anyone is told."""
+    transaction.on_commit(
+        lambda: item_submitted.send(
+            sender=project, tree_id=tree.pk, external_id=tree.external_id, user=user, version=version
+        ),
+        robust=True,
+    )
 
 
 __all__ = [
