@@ -127,6 +127,8 @@ NEW_ITEM = {
 RUBRIC_YAML = (
     "name: tone\ncriteria:\n  - {key: kind, question: 'Kind?', weight: 1}\noutcomes:\n  - {name: ok}\n"
 )
+WEBHOOK = ALPHA | {"webhook_id": "@webhook_id"}
+WEBHOOK_BODY = {"url": "https://hooks.example.com/in", "secret": "s" * 20, "events": ["review.decided"]}
 GOLD = {"answers": {"quality": {"rating": 4}}, "explanation": "A fair answer."}
 RECORDS = {"records": [{"id": "alpha-1", "user": "olga", "annotations": {"quality": {"rating": 5}}}]}
 
@@ -236,6 +238,19 @@ CASES = [
     ),
     Case("GET", f"{V1}/projects/{{name}}/quality", REVIEWERS, ALPHA),
     Case("GET", f"{V1}/projects/{{name}}/training", ALPHA_MEMBERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks", MANAGERS, ALPHA),
+    Case("POST", f"{V1}/projects/{{name}}/webhooks", MANAGERS_WRITE, ALPHA, body=WEBHOOK_BODY),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}", MANAGERS, WEBHOOK),
+    Case(
+        "PATCH", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}", MANAGERS, WEBHOOK, body={"active": False}
+    ),
+    Case(
+        "DELETE",
+        f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}",
+        expect(S=204, M=204, A=403, R=403, B=404),
+        WEBHOOK,
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}/deliveries", MANAGERS, WEBHOOK),
     Case("GET", f"{V1}/projects/{{name}}/collect/available", ANNOTATOR_ONLY, COLLECT),
     Case(
         "POST",
