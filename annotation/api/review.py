@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import permissions
+from annotation.api.parsers import query_text
 from annotation.models import Assignment, Project, Review
 from annotation.projects.selectors import project_visible_get
 from annotation.review.selectors import QUEUE_FILTERS, review_item, review_queue
@@ -82,6 +83,7 @@ class ReviewQueueApi(APIView):
     def get(self, request: Request, name: str) -> Response:
         """Items with submitted work in ``status`` (by ``annotator`` when given), 50 a page."""
         project = reviewed_project(request, name)
+        query_text(request, "annotator")  # a NUL is refused before PostgreSQL compares it
         query = QueueQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response(QueueSerializer(review_queue(project=project, **query.validated_data)).data)

@@ -125,3 +125,17 @@ def test_training_is_the_callers_own_state(support: dict[str, Any]) -> None:
     body = session_client(support["alice"]).get(url("training")).json()
     assert body["state"] == "not_started"
     assert body["items"] == 1
+
+
+@pytest.mark.parametrize("gold", [1, 3])
+def test_the_gold_list_and_quality_take_fixed_queries(
+    support: dict[str, Any], django_assert_num_queries: Any, gold: int
+) -> None:
+    for item in support["items"][:gold]:
+        put(session_client(support["maggie"]), item.tree_id, {"answers": {"quality": {"rating": 3}}})
+    client = session_client(support["rita"])
+    client.get(url("gold-items"))  # the session and the roles are read once
+    with django_assert_num_queries(6):
+        assert len(client.get(url("gold-items")).json()["results"]) == gold
+    with django_assert_num_queries(9):
+        assert client.get(url("quality")).status_code == 200

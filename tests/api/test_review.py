@@ -189,3 +189,9 @@ def test_the_queue_and_an_item_take_fixed_queries(django_assert_num_queries: Any
         assert client.get(queue_url()).status_code == 200
     with django_assert_num_queries(10):
         assert client.get(item_url(works[0].tree_id)).status_code == 200
+
+
+def test_an_annotator_filter_no_database_can_store_is_a_400(support: dict[str, Any]) -> None:
+    response = session_client(support["rita"]).get(queue_url(annotator="%00"))
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "annotator"

@@ -106,3 +106,18 @@ def test_deliveries_are_listed_with_their_status(support: dict[str, Any]) -> Non
 
 def test_reviewers_may_not_see_webhooks(support: dict[str, Any]) -> None:
     assert session_client(support["rita"]).get(url()).status_code == 403
+
+
+@pytest.mark.parametrize("count", [1, 4])
+def test_webhooks_and_deliveries_are_listed_in_fixed_queries(
+    support: dict[str, Any], django_assert_num_queries: Any, count: int
+) -> None:
+    client = session_client(support["maggie"])
+    ids = [send(client, "post", url(), BODY).json()["id"] for _ in range(count)]
+    for _ in range(count):
+        deliveries_record(support["project"].pk, "item.submitted", {"item": "s-0"})
+    client.get(url())
+    with django_assert_num_queries(6):
+        assert len(client.get(url()).json()["results"]) == count
+    with django_assert_num_queries(7):
+        assert len(client.get(url(ids[0], "deliveries")).json()["results"]) == count
