@@ -140,14 +140,21 @@ _BoundedLoader.yaml_implicit_resolvers = {
 def load_yaml(text: str) -> Any:
     """One YAML document as plain data, within the bounds; raises ProblemsError with the
     line and column of what is wrong."""
-    loader = _BoundedLoader(
-        text,
-        max_nodes=settings.BRANCHPOINT_YAML_MAX_NODES,
-        max_aliases=settings.BRANCHPOINT_YAML_MAX_ALIASES,
-        max_depth=settings.BRANCHPOINT_YAML_MAX_DEPTH,
-    )
+    loader = None
     try:
+        # The reader refuses characters YAML does not allow (C1 controls, ...) as it is made.
+        loader = _BoundedLoader(
+            text,
+            max_nodes=settings.BRANCHPOINT_YAML_MAX_NODES,
+            max_aliases=settings.BRANCHPOINT_YAML_MAX_ALIASES,
+            max_depth=settings.BRANCHPOINT_YAML_MAX_DEPTH,
+        )
         return loader.get_single_data()
+    except yaml.reader.ReaderError as error:
+        where = f"character {error.position + 1}"
+        raise ProblemsError(
+            [Problem(where, f"not valid YAML: {error.reason} (#x{error.character:04x})", "yaml")]
+        ) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -156,4 +163,5 @@ def load_yaml(text: str) -> Any:
         reason = getattr(error, "problem", None) or str(error)
         raise ProblemsError([Problem(where, f"not valid YAML: {reason}", "yaml")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

@@ -1,7 +1,8 @@
 """Keeping projects in step with their datasets, what processes remember of projects,
 members and tokens in step with their rows, and each account's username key
 (``annotation.projects.usernames``) in step with its username; items made final by the
-automatic rule as their submissions complete."""
+automatic rule as their submissions complete; and collection's finished trees told to the
+webhooks (``annotation.webhooks``, which sits below collection)."""
 
 from typing import Any
 
@@ -11,15 +12,18 @@ from django.dispatch import receiver
 
 from annotation import permissions
 from annotation.api import tokens
+from annotation.collection.states import tree_finished
 from annotation.models import ApiToken, Membership, Project
 from annotation.projects.config import project_config
 from annotation.projects.references import imported_spans_sync
 from annotation.projects.services import project_items_sync
 from annotation.projects.usernames import username_check, username_key_keep
 from annotation.review.finals import finals_auto
+from annotation.webhooks.events import on_tree_finished
 from annotation.work.signals import item_submitted
 from trees.models import Dataset
 from trees.signals import trees_imported
+from trees.vocabulary import READY_FOR_EXPORT
 
 
 @receiver(trees_imported)
@@ -68,8 +72,17 @@ def username_key_kept(sender: type, instance: Any, update_fields: Any = None, **
 
 
 @receiver(item_submitted)
-def adjudicate_when_complete(sender: type, project: Project, tree_id: int, **kwargs: Any) -> None:
+def adjudicate_when_complete(sender: Project, tree_id: int, **kwargs: Any) -> None:
     """An item's submissions may be complete now: the automatic rule, when the project has one,
     makes it final if its annotators agree enough (``annotation.review.finals.finals_auto``)."""
-    if project_config(project).quality.adjudication.enabled:
-        finals_auto(project=project, tree_ids=[tree_id])
+    if project_config(sender).quality.adjudication.enabled:
+        finals_auto(project=sender, tree_ids=[tree_id])
+
+
+@receiver(tree_finished)
+def collected_tree_ready(
+    sender: type, project_id: int, state: str = "", tree_id: int = 0, external_id: str = "", **kwargs: Any
+) -> None:
+    """A collected tree reached ``ready_for_export``: the project's webhooks are told."""
+    if state == READY_FOR_EXPORT:
+        on_tree_finished(project_id, tree_id, external_id, state)

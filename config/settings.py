@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "trees",
     "annotation",
     "annotation.collection",
+    "annotation.webhooks",
     "evaluation",
 ]
 
@@ -302,6 +303,14 @@ PROGRESS_COUNTS_SECONDS = env_int("PROGRESS_COUNTS_SECONDS", 2)
 # caller's roles in it (annotation.recent): the time a revoked token, a deactivated user or a
 # removed member may still be served by another process. 0 reads them on every request.
 API_AUTH_CACHE_SECONDS = env_int("API_AUTH_CACHE_SECONDS", 1)
+
+# Webhooks (annotation.webhooks, docs/webhooks.md): how long one attempt may take, how many
+# attempts a delivery gets, the first retry's delay (doubled after each failure), and the
+# hosts webhook URLs may name (empty: any; set it to keep webhooks off the internal network).
+BRANCHPOINT_WEBHOOK_TIMEOUT_SECONDS = env_int("BRANCHPOINT_WEBHOOK_TIMEOUT_SECONDS", 5)
+BRANCHPOINT_WEBHOOK_MAX_ATTEMPTS = env_int("BRANCHPOINT_WEBHOOK_MAX_ATTEMPTS", 8)
+BRANCHPOINT_WEBHOOK_BACKOFF_SECONDS = env_int("BRANCHPOINT_WEBHOOK_BACKOFF_SECONDS", 30)
+BRANCHPOINT_WEBHOOK_ALLOWED_HOSTS = env_list("BRANCHPOINT_WEBHOOK_ALLOWED_HOSTS", [])
 
 # How often each process looks for a project's expired leases when handing out items
 # (annotation.work.assignment); 0 looks on every hand-out.

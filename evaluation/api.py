@@ -5,6 +5,9 @@ become JSON in ``annotation/api/errors.py`` (a bad parameter is a 400 that
 names it, like every other refused input).
 
     GET  rubrics                                          the rubrics (name, title, current version)
+    POST rubrics                                          a rubric, or its new version, from YAML
+                                                          (staff who may change rubrics); with
+                                                          ``dry_run``: checked, nothing saved
     GET  rubrics/{rubric}                                 one rubric: every version with its spec
     POST projects/{name}/rubrics/{rubric}/evaluate        run the automatic checks (managers)
     GET  projects/{name}/rubrics/{rubric}/results         stored results, paginated
@@ -21,8 +24,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,7 +33,7 @@ from rest_framework.views import APIView
 
 from annotation.api.parsers import query_text
 from annotation.models import Project
-from annotation.problems import Problem, ProblemsError
+from annotation.problems import Problem, ProblemsError, join
 from annotation.projects.selectors import project_visible_get
 from evaluation import permissions
 from evaluation.agreement.project import agreement_current
@@ -45,7 +48,13 @@ from evaluation.selectors import (
     results_query,
     rubric_get,
 )
-from evaluation.services import NoVersion, judgments_combine, project_evaluate
+from evaluation.services import (
+    NoVersion,
+    judgments_combine,
+    project_evaluate,
+    rubric_parse_storable,
+    rubric_save,
+)
 
 TAG = ["evaluation"]
 VERSION = OpenApiParameter(
@@ -102,6 +111,82 @@ class RubricListApi(RubricsReadable):
             for rubric in rubrics
         ]
         return Response({"results": self.OutputSerializer(rows, many=True).data})
+
+
+class RubricWriteInput(serializers.Serializer):
+    yaml = serializers.CharField(max_length=1_000_000, help_text="The rubric, as `create_rubric` reads it.")
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Only check it: the answer says what would be saved; nothing is."
+    )
+
+
+class RubricSavedSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField(
+        allow_null=True, help_text="The version saved (or kept, when unchanged); null for a dry run."
+    )
+    created = serializers.BooleanField(help_text="A new rubric (for a dry run: it would be).")
+    changed = serializers.BooleanField(help_text="A new version (for a dry run: it would be).")
+    spec = serializers.JSONField(help_text="The rubric as validated and normalised.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class RubricCreateApi(RubricListApi):
+    @extend_schema(
+        tags=TAG,
+        operation_id="rubrics_create",
+        request=RubricWriteInput,
+        responses={
+            201: OpenApiResponse(RubricSavedSerializer, description="A new rubric, at version 1."),
+            200: OpenApiResponse(
+                RubricSavedSerializer, description="A new version, the YAML unchanged, or a dry run."
+            ),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        """Save the rubric the YAML names, as the admin and ``create_rubric`` do: a new rubric,
+        or a new version when its YAML changed. Problems are located under ``yaml``
+        (``yaml.criteria[0].weight``). ``dry_run``: checked the same way, nothing saved."""
+        serializer = RubricWriteInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        text, dry_run = serializer.validated_data["yaml"], serializer.validated_data["dry_run"]
+        if dry_run:
+            self.check_rubrics_readable(request)
+        elif not any(permissions.can_save_rubric(request.user, creating=c) for c in (True, False)):
+            raise PermissionDenied("saving rubrics is for staff who may add and change them")
+        try:
+            spec = rubric_parse_storable(text)
+            existing = Rubric.objects.filter(name=spec.name).first()
+            if not permissions.can_save_rubric(request.user, creating=existing is None) and not dry_run:
+                raise PermissionDenied("saving rubrics is for staff who may add and change them")
+            if dry_run:
+                latest = existing.versions.order_by("-number").first() if existing else None
+                saved = {
+                    "version": None,
+                    "created": existing is None,
+                    "changed": not latest or latest.yaml != text,
+                }
+                return Response(_saved(spec, **saved))
+            result = rubric_save(yaml_text=text, user=request.user)
+        except ProblemsError as error:
+            raise ProblemsError([_under_yaml(problem) for problem in error.problems]) from None
+        body = _saved(spec, version=result.version.number, created=result.created, changed=result.changed)
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+def _saved(spec: Any, **outcome: Any) -> dict[str, Any]:
+    return RubricSavedSerializer(
+        {"name": spec.name, "title": spec.title, "spec": spec.as_json(), "warnings": list(spec.warnings)}
+        | outcome
+    ).data
+
+
+def _under_yaml(problem: Problem) -> Problem:
+    """A problem of the YAML as one of the ``yaml`` field (a syntax error's place is in its message)."""
+    if problem.code == "yaml":
+        return Problem("yaml", str(problem), problem.code)
+    return Problem(join("yaml", problem.path), problem.message, problem.code)
 
 
 class RubricDetailApi(RubricsReadable):

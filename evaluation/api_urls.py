@@ -9,7 +9,7 @@ app_name = "evaluation-api"
 PROJECT_RUBRIC = "projects/<slug:name>/rubrics/<slug:rubric>"
 
 urlpatterns = [
-    path("rubrics", api.RubricListApi.as_view(), name="rubrics"),
+    path("rubrics", api.RubricCreateApi.as_view(), name="rubrics"),
     path("rubrics/<slug:rubric>", api.RubricDetailApi.as_view(), name="rubric"),
     path(f"{PROJECT_RUBRIC}/evaluate", api.EvaluateApi.as_view(), name="evaluate"),
     path(f"{PROJECT_RUBRIC}/results", api.ResultsApi.as_view(), name="results"),

@@ -28,3 +28,15 @@ def can_read_rubrics(user: User) -> bool:
         return True
     roles = (Membership.Role.MANAGER, Membership.Role.REVIEWER)
     return Membership.objects.filter(user=user, role__in=roles).exists()
+
+
+def can_save_rubric(user: User, *, creating: bool) -> bool:
+    """Rubrics are shared by every project: saving one is for admins, and staff with the
+    admin's permission to add (a new rubric) or change (a new version) them."""
+    if not user.is_authenticated:
+        return False
+    if permissions.is_admin(user):
+        return True
+    return user.is_staff and user.has_perm(
+        "evaluation.add_rubric" if creating else "evaluation.change_rubric"
+    )

@@ -28,6 +28,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Project
 from annotation.problems import Problem, ProblemsError
 from annotation.projects.config import project_config
+from annotation.webhooks.events import EVALUATION_FINISHED, event_emit
 from evaluation.checks import registered_python_checks
 from evaluation.judgments import majority, vote_note, votes_collect
 from evaluation.models import EvaluationResult, Rubric, RubricVersion
@@ -69,7 +70,7 @@ def rubric_save(
     ``name``: the rubric being edited (the admin's form): the YAML must keep
     that name. Raises ProblemsError with every problem of the YAML.
     """
-    spec = parse_rubric(yaml_text)
+    spec = rubric_parse_storable(yaml_text)
     if name is not None and spec.name != name:
         raise ProblemsError(
             [Problem("name", f'"{spec.name}" is not this rubric\'s name: a rubric keeps its name ("{name}")')]
@@ -98,6 +99,21 @@ def rubric_save(
         actor=author if author is not None else CURRENT,
     )
     return RubricSaved(rubric, version, spec, created, changed=True)
+
+
+def rubric_parse_storable(yaml_text: str) -> RubricSpec:
+    """The rubric ``yaml_text`` defines, checked also against what its row can hold (a name
+    of at most 100 characters, a title of at most 200); raises ProblemsError. Saves nothing:
+    what ``rubric_save`` and a validation without saving both read."""
+    spec = parse_rubric(yaml_text)
+    problems = []
+    for key in ("name", "title"):
+        longest = Rubric._meta.get_field(key).max_length
+        if len(getattr(spec, key)) > longest:
+            problems.append(Problem(key, f"is too long (at most {longest} characters)", "max_length"))
+    if problems:
+        raise ProblemsError(problems)
+    return spec
 
 
 def rubric_version_current(rubric: Rubric) -> RubricVersion:
@@ -230,6 +246,17 @@ def project_evaluate(
         )
     judgments_combine(project=project, rubric=rubric)
     summary.seconds = time.perf_counter() - started
+    event_emit(
+        project=project,
+        event=EVALUATION_FINISHED,
+        data={
+            "rubric": rubric.name,
+            "version": version.number,
+            "items": summary.items,
+            "results": summary.results,
+            "outcomes": dict(summary.outcomes),
+        },
+    )
     return summary
 
 

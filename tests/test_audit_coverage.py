@@ -69,6 +69,9 @@ from annotation.quality.gold import gold_item_set, gold_items_mark
 from annotation.quality.gold_imports import gold_import
 from annotation.review.finals import final_save, finals_auto, gold_from_finals
 from annotation.review.services import review_decide
+from annotation.webhooks.events import deliveries_record
+from annotation.webhooks.models import Delivery
+from annotation.webhooks.services import deliveries_replay, webhook_create, webhook_delete, webhook_update
 from annotation.work.assignment import item_next
 from annotation.work.submissions import draft_save, item_skip, item_submit
 from evaluation.models import Rubric
@@ -117,6 +120,9 @@ SERVICE_MODULES = [
     "evaluation.services",
     "evaluation.rubrics",
     "evaluation.judgments",
+    "annotation.webhooks.services",
+    "annotation.webhooks.events",
+    "annotation.webhooks.sending",
 ]
 
 # Functions of those modules that write no entry of their own, and why.
@@ -152,6 +158,18 @@ NOT_LOGGED = {
     "annotation.quality.gold_scoring.spans_f1": "pure",
     "annotation.quality.training.training_feedback": "a read",
     "annotation.quality.training.training_state": "pure",
+    "evaluation.services.rubric_parse_storable": "a read: checks YAML, saves nothing",
+    "annotation.webhooks.events.event_emit": "records deliveries, the machinery's own bookkeeping of "
+    "an event that its service logged",
+    "annotation.webhooks.events.deliveries_record": "the same, once the transaction commits",
+    "annotation.webhooks.events.on_item_submitted": "a signal receiver: event_emit",
+    "annotation.webhooks.events.on_review_saved": "a signal receiver: event_emit",
+    "annotation.webhooks.events.on_item_finalised": "a signal receiver: event_emit",
+    "annotation.webhooks.events.on_tree_finished": "a signal receiver: event_emit",
+    "annotation.webhooks.sending.url_problem": "pure",
+    "annotation.webhooks.sending.delivery_body": "pure",
+    "annotation.webhooks.sending.delivery_send": "an attempt's outcome on its delivery row, shown in the admin",
+    "annotation.webhooks.sending.deliveries_send": "delivery_send for each due delivery",
     "annotation.quality.training.training_status": "a read",
     "annotation.quality.report.is_flagged": "pure",
     "annotation.quality.report.project_quality": "a read",
@@ -675,6 +693,38 @@ def walk_rubric_save(w: World) -> list[Row]:
     ]
 
 
+WEBHOOK = "webhooks.webhook"
+HOOK_URL = "https://hooks.example.com/in"
+
+
+def walk_webhook_create(w: World) -> list[Row]:
+    with w.acting():
+        webhook_create(project=w.project, url=HOOK_URL, secret="x" * 16, events=["item.submitted"])
+    return [("webhook.create", "root", WEBHOOK, f"judge → {HOOK_URL}", "judge")]
+
+
+def walk_webhook_update(w: World) -> list[Row]:
+    webhook = webhook_create(project=w.project, url=HOOK_URL, secret="x" * 16, events=["item.submitted"])
+    with w.acting():
+        webhook_update(webhook=webhook, active=False, secret="y" * 16)
+    return [("webhook.update", "root", WEBHOOK, f"judge → {HOOK_URL}", "judge")]
+
+
+def walk_webhook_delete(w: World) -> list[Row]:
+    webhook = webhook_create(project=w.project, url=HOOK_URL, secret="x" * 16, events=["item.submitted"])
+    with w.acting():
+        webhook_delete(webhook=webhook)
+    return [("webhook.delete", "root", WEBHOOK, f"judge → {HOOK_URL}", "judge")]
+
+
+def walk_deliveries_replay(w: World) -> list[Row]:
+    webhook = webhook_create(project=w.project, url=HOOK_URL, secret="x" * 16, events=["item.submitted"])
+    deliveries_record(w.project.pk, "item.submitted", {"item": "one"})
+    with w.acting():
+        deliveries_replay(deliveries=Delivery.objects.filter(webhook=webhook))
+    return [("webhook.replay", "root", "", "", "judge")]
+
+
 def walk_project_evaluate(w: World) -> list[Row]:
     rubric = RubricFactory(
         yaml="name: tone\ncriteria:\n  - {key: polite, question: 'Polite?', weight: 1}\noutcomes:\n  - {name: ok}\n"
@@ -742,6 +792,10 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "annotation.collection.advance.scoring_retry": walk_scoring_retry,
     "annotation.collection.export.collected_export": walk_collected_export,
     "evaluation.services.rubric_save": walk_rubric_save,
+    "annotation.webhooks.services.webhook_create": walk_webhook_create,
+    "annotation.webhooks.services.webhook_update": walk_webhook_update,
+    "annotation.webhooks.services.webhook_delete": walk_webhook_delete,
+    "annotation.webhooks.services.deliveries_replay": walk_deliveries_replay,
     "evaluation.services.project_evaluate": walk_project_evaluate,
     "evaluation.services.judgments_combine": walk_judgments_combine,
 }

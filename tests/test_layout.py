@@ -39,6 +39,7 @@ LAYERS = [
     {"annotation.quality"},
     {"annotation.work"},
     {"annotation.review"},
+    {"annotation.webhooks"},
     {"annotation.api"},
     {"annotation.collection"},
     # The wiring: admin, URLs, signal receivers, the app, the commands.

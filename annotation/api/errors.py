@@ -23,6 +23,7 @@ from rest_framework.views import APIView, set_rollback
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.problems import Problem, ProblemsError, join
+from annotation.review.services import ReviewRefused
 from annotation.work.assignment import NoItemAvailable
 from annotation.work.submissions import NotAssigned, StaleVersion
 
@@ -73,6 +74,11 @@ def _service_error(exc: Exception) -> Response | None:
         # Never having held the item is a matter of rights; the rest are states it moved on to.
         code = status.HTTP_403_FORBIDDEN if exc.code == "not_assigned" else status.HTTP_409_CONFLICT
         return Response({"code": exc.code, "message": str(exc)}, status=code)
+    if isinstance(exc, ReviewRefused):
+        # As on the review page: not a reviewer here is a matter of rights; the rest (own work,
+        # not submitted, a rejection without a comment) are refusals of this decision.
+        code = status.HTTP_403_FORBIDDEN if exc.code == "forbidden" else status.HTTP_400_BAD_REQUEST
+        return Response({"code": exc.code, "message": exc.message}, status=code)
     if isinstance(exc, NoItemAvailable):
         return Response(
             {"code": "no_items", "reason": exc.reason, "message": exc.message},

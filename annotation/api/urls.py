@@ -1,15 +1,28 @@
-"""``/api/v1/``: datasets and trees, projects and members, the annotator's items, annotations."""
+"""``/api/v1/``: datasets and trees, projects and members, the annotator's items, annotations,
+review, gold items and quality, webhooks."""
 
 from django.urls import path
 
 from annotation import converters
-from annotation.api import annotations, datasets, finals, items, me, projects, trees
+from annotation.api import (
+    annotations,
+    datasets,
+    gold,
+    items,
+    me,
+    projects,
+    quality,
+    review,
+    trees,
+    webhooks,
+)
 
 app_name = "api"
 
 DATASET = "datasets/<slug:name>"
 PROJECT = "projects/<slug:name>"
 ITEM = f"{PROJECT}/items/<{converters.DBID}:tree_id>"
+WEBHOOK = f"{PROJECT}/webhooks/<{converters.DBID}:webhook_id>"
 
 urlpatterns = [
     path("me", me.MeApi.as_view(), name="me"),
@@ -32,7 +45,21 @@ urlpatterns = [
     path(f"{ITEM}/draft", items.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", items.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", items.ItemSkipApi.as_view(), name="item-skip"),
-    path(f"{ITEM}/final", finals.ItemFinalApi.as_view(), name="item-final"),
+    path(f"{PROJECT}/review", review.ReviewQueueApi.as_view(), name="review-queue"),
+    path(f"{PROJECT}/review/<{converters.DBID}:tree_id>", review.ReviewItemApi.as_view(), name="review-item"),
+    path(
+        f"{PROJECT}/review/<{converters.DBID}:tree_id>/decisions",
+        review.ReviewDecisionsApi.as_view(),
+        name="review-decisions",
+    ),
+    path(f"{PROJECT}/gold", gold.GoldItemsApi.as_view(), name="gold-items"),
+    path(f"{PROJECT}/gold/import", gold.GoldImportApi.as_view(), name="gold-import"),
+    path(f"{PROJECT}/gold/<{converters.DBID}:tree_id>", gold.GoldItemApi.as_view(), name="gold-item"),
+    path(f"{PROJECT}/quality", quality.QualityApi.as_view(), name="quality"),
+    path(f"{PROJECT}/training", quality.TrainingApi.as_view(), name="training"),
+    path(f"{PROJECT}/webhooks", webhooks.WebhooksApi.as_view(), name="webhooks"),
+    path(WEBHOOK, webhooks.WebhookDetailApi.as_view(), name="webhook"),
+    path(f"{WEBHOOK}/deliveries", webhooks.DeliveriesApi.as_view(), name="webhook-deliveries"),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),

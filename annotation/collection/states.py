@@ -26,7 +26,8 @@ from trees.models import ConversationTree, Message
 from trees.vocabulary import ASSISTANT, GROWING, USER
 
 logger = logging.getLogger(__name__)
-# Sent with project_id and now, under the tree's lock, when a tree leaves the active states.
+# Sent with project_id, now, tree_id, external_id and state (the one it entered), under the
+# tree's lock, when a tree leaves the active states.
 tree_finished = Signal()
 RANK_TYPES = (Task.Type.RANK_ASSISTANT_REPLIES, Task.Type.RANK_PROMPTER_REPLIES)
 
@@ -111,5 +112,12 @@ def tree_enter(tree: LockedTree, event: str, now: datetime | None = None) -> str
     tree.state = state
     if was_active and not lifecycle.is_active(state):
         # A slot for ranking may have opened: the backlog (``backlog``) listens.
-        tree_finished.send(sender=CollectedTree, project_id=tree.project_id, now=now)
+        tree_finished.send(
+            sender=CollectedTree,
+            project_id=tree.project_id,
+            now=now,
+            tree_id=tree.pk,
+            external_id=tree.external_id,
+            state=state,
+        )
     return state

@@ -98,12 +98,9 @@ def item_submit(
     time_spent_ms: int = 0,
 ) -> Assignment:
     """Submit the answers (every scheme with ``label_requirement`` must be answered); once
-    committed, ``signals.item_submitted`` tells the groups above (adjudication's automatic rule)."""
-    assignment = _write(project, tree, user, answers, version, time_spent_ms, submit=True)
-    if assignment.kind == Assignment.Kind.WORK:
-        tree_id = assignment.tree_id
-        transaction.on_commit(lambda: item_submitted.send(Project, project=project, tree_id=tree_id))
-    return assignment
+    committed, ``signals.item_submitted`` tells the groups above (adjudication's automatic rule,
+    webhooks)."""
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
 
 
 def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
@@ -328,6 +325,7 @@ def _write(
             [project.pk, tree.pk],
             counted,
         )
+        _announce_submission(project, tree, user, assignment.version)
     action = "annotation.submit" if submit else "annotation.create" if created else "annotation.update"
     details = {"schemes": sorted(normalized), "cleared": sorted(cleared), "version": assignment.version}
     audit_record(action, target=tree, scope=project.name, details=details, actor=user)
@@ -364,6 +362,19 @@ def item_skip(
     details = {"version": assignment.version}
     audit_record("annotation.skip", target=tree, scope=project.name, details=details, actor=user)
     return assignment
+
+
+def _announce_submission(
+    project: Project, tree: ConversationTree, user: AbstractBaseUser, version: int
+) -> None:
+    """Send ``item_submitted`` once the submission commits: no query here (the loop's counts
+    are pinned); what hears it decides whether anyone is told."""
+    transaction.on_commit(
+        lambda: item_submitted.send(
+            sender=project, tree_id=tree.pk, external_id=tree.external_id, user=user, version=version
+        ),
+        robust=True,
+    )
 
 
 __all__ = [

@@ -212,3 +212,12 @@ def test_create_rubric_exits_2_on_an_alias_bomb(tmp_path: Any):
     assert caught.value.returncode == 2
     assert "(BRANCHPOINT_YAML_MAX_NODES)" in err.getvalue()
     assert not Rubric.objects.exists()
+
+
+@pytest.mark.parametrize("text", ["\x9e", "name: a\x85b\x07"])
+def test_a_character_yaml_does_not_allow_is_a_problem_with_its_place_not_an_error(text: str):
+    with pytest.raises(ProblemsError) as refused:
+        load_yaml(text)
+    [problem] = refused.value.problems
+    assert problem.code == "yaml"
+    assert problem.path.startswith("character ")

@@ -75,6 +75,7 @@ def known_path_parameters(world: World, path: str) -> dict[str, Any]:
         "message_id": world.message,
         "deletion_id": world.deletion.pk,
         "rubric": world.rubric,
+        "webhook_id": world.webhook_id,
     }
     if collect:
         values["tree_id"] = world.collected

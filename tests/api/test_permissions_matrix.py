@@ -114,6 +114,7 @@ V1 = "/api/v1"
 ALPHA = {"name": "alpha"}
 COLLECT = {"name": "alpha-collect"}
 ITEM = ALPHA | {"tree_id": "@held.tree_id"}
+REVIEWED = ALPHA | {"tree_id": "@alpha_tree.pk"}  # Olga submitted it (at version 2)
 ANSWERS = {"annotations": {"quality": {"rating": 4}}, "version": 1}
 TASK = COLLECT | {"task_id": "@task.pk"}
 TREE = COLLECT | {"tree_id": "@collected"}
@@ -123,6 +124,12 @@ NEW_ITEM = {
     "format": "potato",
     "items": [{"id": "pushed-1", "tree": {"id": "root", "role": "user", "content": "Hi"}}],
 }
+RUBRIC_YAML = (
+    "name: tone\ncriteria:\n  - {key: kind, question: 'Kind?', weight: 1}\noutcomes:\n  - {name: ok}\n"
+)
+WEBHOOK = ALPHA | {"webhook_id": "@webhook_id"}
+WEBHOOK_BODY = {"url": "https://hooks.example.com/in", "secret": "s" * 20, "events": ["review.decided"]}
+GOLD = {"answers": {"quality": {"rating": 4}}, "explanation": "A fair answer."}
 RECORDS = {"records": [{"id": "alpha-1", "user": "olga", "annotations": {"quality": {"rating": 5}}}]}
 
 CASES = [
@@ -214,6 +221,45 @@ CASES = [
         query="format=sft",
     ),
     Case("POST", f"{V1}/projects/{{name}}/import", MANAGERS, ALPHA, body=RECORDS),
+    Case("GET", f"{V1}/projects/{{name}}/review", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/review/{{tree_id}}", REVIEWERS, REVIEWED),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/review/{{tree_id}}/decisions",
+        expect(S=201, M=201, A=403, R=201, B=404),
+        REVIEWED,
+        body={"annotator": "olga", "decision": "accepted", "version": 2},
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/gold", REVIEWERS, ALPHA),
+    Case("PUT", f"{V1}/projects/{{name}}/gold/{{tree_id}}", MANAGERS, REVIEWED, body=GOLD),
+    Case(
+        "DELETE",
+        f"{V1}/projects/{{name}}/gold/{{tree_id}}",
+        expect(S=204, M=204, A=403, R=403, B=404),
+        REVIEWED,
+    ),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/gold/import",
+        MANAGERS,
+        ALPHA,
+        body={"records": [{"id": "alpha-2", "annotations": {"quality": 4}}]},
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/quality", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/training", ALPHA_MEMBERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks", MANAGERS, ALPHA),
+    Case("POST", f"{V1}/projects/{{name}}/webhooks", MANAGERS_WRITE, ALPHA, body=WEBHOOK_BODY),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}", MANAGERS, WEBHOOK),
+    Case(
+        "PATCH", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}", MANAGERS, WEBHOOK, body={"active": False}
+    ),
+    Case(
+        "DELETE",
+        f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}",
+        expect(S=204, M=204, A=403, R=403, B=404),
+        WEBHOOK,
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/webhooks/{{webhook_id}}/deliveries", MANAGERS, WEBHOOK),
     Case("GET", f"{V1}/projects/{{name}}/collect/available", ANNOTATOR_ONLY, COLLECT),
     Case(
         "POST",
@@ -267,6 +313,13 @@ CASES = [
     ),
     Case("GET", f"{V1}/projects/{{name}}/collect/export", REVIEWERS, COLLECT, query="state=all"),
     Case("GET", f"{V1}/rubrics", expect(S=200, M=200, A=403, R=200, B=403, D=200)),
+    Case("POST", f"{V1}/rubrics", expect(S=201, M=403, A=403, R=403, B=403), body={"yaml": RUBRIC_YAML}),
+    Case(
+        "POST",
+        f"{V1}/rubrics",
+        expect(S=200, M=200, A=403, R=200, B=403, D=200),
+        body={"yaml": RUBRIC_YAML, "dry_run": True},
+    ),
     Case(
         "GET",
         f"{V1}/rubrics/{{rubric}}",

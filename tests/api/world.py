@@ -32,6 +32,7 @@ from annotation.collection.moderation import message_delete, tree_halt
 from annotation.collection.tasks import task_next
 from annotation.models import Assignment, Membership, Project
 from annotation.projects.services import membership_add, project_create
+from annotation.webhooks.services import webhook_create
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_submit
 from evaluation.services import project_evaluate
@@ -128,6 +129,7 @@ class World:
     deletion: Deletion
     rubric: str
     extra: dict[str, Any] = field(default_factory=dict)
+    webhook_id: int = 0  # alpha's webhook
 
     def headers(self, persona: str) -> dict[str, str]:
         token = self.tokens.get(persona)
@@ -210,4 +212,7 @@ def build_world() -> World:
         message=growing.external_id,
         deletion=deletion,
         rubric=rubric.name,
+        webhook_id=webhook_create(
+            project=alpha, url="https://hooks.example.com/alpha", secret="x" * 20, events=["item.submitted"]
+        ).pk,
     )

@@ -1,0 +1,1 @@
+"""The webhooks app's commands."""
