@@ -25,8 +25,8 @@ HOOK_PORT = int(os.environ.get("HOOK_PORT", "8765"))
 SECRET = "integration-secret-" + os.urandom(8).hex()
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: helpful, size: 5, min_label: Unhelpful, max_label: Very helpful}
-  - {annotation_type: text, name: note}
+  - {annotation_type: likert, name: helpful, description: How helpful is the reply, size: 5, min_label: Unhelpful, max_label: Very helpful}
+  - {annotation_type: text, name: note, description: A note}
 """
 USED = [
     ("post", "/api/v1/datasets"),

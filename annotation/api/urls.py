@@ -1,5 +1,5 @@
 """``/api/v1/``: datasets and trees, projects and members, the annotator's items, annotations,
-review, gold items and quality, webhooks."""
+review, final answers, gold items and quality, webhooks."""
 
 from django.urls import path
 
@@ -7,6 +7,7 @@ from annotation import converters
 from annotation.api import (
     annotations,
     datasets,
+    finals,
     gold,
     items,
     me,
@@ -45,6 +46,7 @@ urlpatterns = [
     path(f"{ITEM}/draft", items.ItemDraftApi.as_view(), name="item-draft"),
     path(f"{ITEM}/submit", items.ItemSubmitApi.as_view(), name="item-submit"),
     path(f"{ITEM}/skip", items.ItemSkipApi.as_view(), name="item-skip"),
+    path(f"{ITEM}/final", finals.ItemFinalApi.as_view(), name="item-final"),
     path(f"{PROJECT}/review", review.ReviewQueueApi.as_view(), name="review-queue"),
     path(f"{PROJECT}/review/<{converters.DBID}:tree_id>", review.ReviewItemApi.as_view(), name="review-item"),
     path(

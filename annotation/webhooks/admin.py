@@ -20,6 +20,10 @@ from trees.admin import AuditedDeletes
 
 
 class WebhookForm(forms.ModelForm):
+    # Declared, to say what a URL typed without its scheme means (https, as Django 6 will).
+    url = forms.URLField(
+        max_length=2000, assume_scheme="https", help_text=Webhook._meta.get_field("url").help_text
+    )
     events = forms.MultipleChoiceField(choices=list(EVENTS.items()), widget=forms.CheckboxSelectMultiple)
     secret = forms.CharField(
         widget=forms.PasswordInput(render_value=False),

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
 quality: {training: {items: 1, pass_accuracy: 0.5}}
 """
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.django_db
 
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
 assignment: {annotations_per_item: 2}
 """
 

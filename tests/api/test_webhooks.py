@@ -31,7 +31,7 @@ def support() -> dict[str, Any]:
     project = project_create(
         name="support",
         dataset=dataset_with("support-trees", potato_items("s", "S", 1)),
-        config_yaml="annotation_schemes: [{annotation_type: text, name: note}]\n",
+        config_yaml="annotation_schemes: [{annotation_type: text, name: note, description: Note}]\n",
     )
     membership_add(project=project, user=people["maggie"], role="manager")
     membership_add(project=project, user=people["rita"], role="reviewer")

@@ -47,7 +47,7 @@ pytestmark = pytest.mark.django_db
 SECRET = "s3cret-s3cret-s3cret"
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: quality, size: 5, min_label: Poor, max_label: Excellent}
+  - {annotation_type: likert, name: quality, description: Quality, size: 5, min_label: Poor, max_label: Excellent}
 """
 
 
