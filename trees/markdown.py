@@ -160,3 +160,9 @@ def message_html(text: str) -> str:
     if plain is not None:
         return plain
     return _cleaner().clean(_PARSER.render(text))
+
+
+def kept_html(html: str, version: int, text: str) -> str:
+    """A message's kept ``html`` when the current renderer wrote it, else ``text`` rendered now
+    (rows kept by an older renderer, until ``manage.py messages_render`` renders them again)."""
+    return html if version == RENDERER_VERSION else message_html(text)

@@ -113,6 +113,9 @@ class MessageOutputSerializer(serializers.Serializer):
     parent = serializers.CharField(source="parent_external_id", allow_null=True)
     role = serializers.CharField()
     text = serializers.CharField()
+    html = serializers.CharField(
+        help_text="The text rendered as Markdown and sanitised (docs/security.md): safe to show as it is."
+    )
     depth = serializers.IntegerField()
     lang = serializers.CharField(allow_null=True)
 
