@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from trees import vocabulary
 from trees.fields import JSONField
-from trees.markdown import RENDERER_VERSION, message_html
+from trees.markdown import RENDERER_VERSION, stored_html
 
 
 class Dataset(models.Model):
@@ -75,9 +75,11 @@ class Message(models.Model):
     text = models.TextField(blank=True)
     # The text as safe HTML (trees.markdown), rendered when the text is written and kept:
     # messages do not change, and a page of 1,000 messages must not render them each time.
-    # ``html_version`` is the renderer's version that wrote it (0: never rendered); pages
-    # render rows of another version afresh until ``manage.py messages_render`` keeps them.
-    html = models.TextField(blank=True, editable=False)
+    # Null for prose with no Markdown in it, whose HTML (its paragraphs) costs less to make
+    # again than to store twice. ``html_version`` is the renderer's version that wrote it
+    # (0: never rendered); pages render rows of another version afresh until
+    # ``manage.py messages_render`` keeps them. Read it through ``trees.markdown.kept_html``.
+    html = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
     html_version = models.PositiveSmallIntegerField(default=0, editable=False)
     # Null (not "") when the source did not say: formats such as Open-Assistant's
     # leave unknown values out, and an export must leave them out again.
@@ -122,7 +124,7 @@ class Message(models.Model):
         themselves: ``trees.store``)."""
         update_fields = kwargs.get("update_fields")
         if update_fields is None or "text" in update_fields:
-            self.html, self.html_version = message_html(self.text), RENDERER_VERSION
+            self.html, self.html_version = stored_html(self.text), RENDERER_VERSION
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "html", "html_version"}
         super().save(*args, **kwargs)

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from trees.formats.jsonstream import decode_stored, encode
 from trees.formats.records import MessageRecord, TreeRecord
-from trees.markdown import RENDERER_VERSION, message_html
+from trees.markdown import RENDERER_VERSION, stored_html
 from trees.models import ConversationTree, Dataset, Message
 
 TREE_COLUMNS = ("id", "dataset_id", "external_id", "state", "metadata", "created_at", "updated_at")
@@ -138,7 +138,7 @@ def _message_rows(trees: Sequence[tuple[int, TreeRecord]], author_id: int | None
     ids = allocate_ids(Message, sum(len(record.messages) for _, record in trees))
     created_at = _now_for_database()
     dumps = encode
-    render = message_html
+    render = stored_html
     rows = []
     append = rows.append
     next_id = 0
@@ -335,6 +335,6 @@ def messages_html_refresh(*, batch_size: int = 2000) -> int:
         with connection.cursor() as cursor:
             cursor.executemany(
                 f"UPDATE {table} SET html = %s, html_version = %s WHERE id = %s",
-                [(message_html(text), RENDERER_VERSION, pk) for pk, text in batch],
+                [(stored_html(text), RENDERER_VERSION, pk) for pk, text in batch],
             )
     return len(batch)

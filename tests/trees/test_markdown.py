@@ -14,7 +14,7 @@ The rules:
   ``data:``, ``vbscript:``, a path on this site) stays the text it was written
   as, in links and autolinks alike; images are not fetched (they stay links).
 - ASCII prose with no Markdown in it takes a shortcut, with exactly the HTML the
-  full renderer gives.
+  full renderer gives; its HTML is not stored (it is cheaper to make again).
 - A 50,000-character message renders in well under a second.
 """
 
@@ -54,6 +54,11 @@ class Elements(HTMLParser):
 
     def named(self, tag: str) -> list[dict[str, str | None]]:
         return [attrs for name, attrs in self.tags if name == tag]
+
+
+def full_render(text: str) -> str:
+    """What markdown-it and nh3 make of ``text``, without the shortcut for prose."""
+    return markdown._cleaner().clean(markdown._PARSER.render(text))
 
 
 def code_text(html: str) -> str:
@@ -193,8 +198,8 @@ def test_an_info_string_cannot_add_attributes():
     ],
 )
 def test_prose_takes_the_shortcut(text):
-    assert markdown._plain_html(text) is not None
-    assert markdown._plain_html(text) == markdown._cleaner().clean(markdown._PARSER.render(text))
+    assert markdown.is_prose(text)
+    assert markdown.prose_html(text) == full_render(text)
 
 
 @pytest.mark.parametrize(
@@ -212,7 +217,7 @@ def test_prose_takes_the_shortcut(text):
     ],
 )
 def test_text_that_opens_a_block_does_not_take_the_shortcut(text):
-    assert markdown._plain_html(text) is None
+    assert not markdown.is_prose(text)
 
 
 def test_the_shortcut_agrees_with_the_renderer_on_random_text():
@@ -223,11 +228,22 @@ def test_the_shortcut_agrees_with_the_renderer_on_random_text():
     shortcuts = 0
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
-        plain = markdown._plain_html(text)
-        if plain is not None:
+        if markdown.is_prose(text):
             shortcuts += 1
-            assert plain == markdown._cleaner().clean(markdown._PARSER.render(text)), repr(text)
+            assert markdown.prose_html(text) == full_render(text), repr(text)
     assert shortcuts > 300
+
+
+def test_text_that_is_not_prose_stays_text_even_on_the_shortcut():
+    """prose_html is only ever given prose; given anything else by mistake, it still escapes."""
+    assert (
+        markdown.prose_html("<script>alert(1)</script>") == "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n"
+    )
+
+
+def test_only_what_is_not_prose_is_stored():
+    assert markdown.stored_html("Plain words.") is None
+    assert markdown.stored_html("Some *words*.") == "<p>Some <em>words</em>.</p>\n"
 
 
 def test_a_long_message_renders_quickly():

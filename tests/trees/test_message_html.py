@@ -3,7 +3,8 @@
 The rules:
 
 - Every way a message is written keeps its HTML with it, as the current renderer
-  (``trees.markdown.RENDERER_VERSION``) writes it: a bulk import (``trees.store``), a
+  (``trees.markdown.RENDERER_VERSION``) writes it (none for prose, whose HTML is its
+  paragraphs, made again on a read): a bulk import (``trees.store``), a
   single save (the collection's prompts and replies, the admin), and a save of the text
   alone; a save of other fields leaves it be.
 - Reading a tree's messages renders nothing: the outline reads the kept HTML in its one
@@ -53,7 +54,7 @@ def test_an_import_keeps_each_messages_html():
     tree_import(dataset=dataset, source=io.BytesIO(json.dumps(item).encode()), format_name="potato")
 
     assert dict(Message.objects.values_list("external_id", "html")) == {
-        "root": message_html("Hi"),
+        "root": None,
         "a": message_html(REPLY),
     }
     assert set(Message.objects.values_list("html_version", flat=True)) == {RENDERER_VERSION}
@@ -75,7 +76,7 @@ def test_saving_the_text_alone_renders_it_again():
 
 def test_saving_other_fields_leaves_the_html_be(monkeypatch):
     message = MessageFactory(text="**kept**")
-    monkeypatch.setattr("trees.models.message_html", lambda text: pytest.fail("rendered again"))
+    monkeypatch.setattr("trees.models.stored_html", lambda text: pytest.fail("rendered again"))
     message.rank = 2
     message.save(update_fields=["rank"])
 
@@ -89,7 +90,7 @@ def test_collected_prompts_and_replies_keep_their_html():
     review(project, [bob, carol], asked)
     answered = reply(project, alice, asked, REPLY)
 
-    assert kept(asked) == (message_html("How do I *keep* basil alive?"), RENDERER_VERSION)
+    assert kept(asked) == ("<p>How do I <em>keep</em> basil alive?</p>\n", RENDERER_VERSION)
     assert kept(answered) == (message_html(REPLY), RENDERER_VERSION)
     assert Task.objects.filter(created_message=answered).exists()
 
@@ -122,9 +123,7 @@ def test_messages_render_keeps_the_stale_rows_rendered_again_and_logs_it():
     assert messages_render(batch_size=2) == 3
 
     assert set(Message.objects.values_list("html_version", flat=True)) == {RENDERER_VERSION}
-    assert [html for html in Message.objects.order_by("depth").values_list("html", flat=True)] == [
-        f"<p>message {depth}</p>\n" for depth in range(5)
-    ]
+    assert [row.html for row in tree_outline(tree)] == [f"<p>message {depth}</p>\n" for depth in range(5)]
     entry = AuditEntry.objects.get(action="messages.render")
     assert entry.details == {"messages": 3}
     assert messages_render() == 0
@@ -147,6 +146,16 @@ def test_the_migration_rendered_the_rows_already_there():
     migration.render_existing(apps, SimpleNamespace(connection=connection))
 
     assert set(Message.objects.values_list("html_version", flat=True)) == {RENDERER_VERSION}
-    assert sorted(Message.objects.values_list("html", flat=True)) == [
-        f"<p>message {depth}</p>\n" for depth in range(3)
+    assert list(Message.objects.values_list("html", flat=True)) == [None, None, None]
+
+
+def test_prose_keeps_no_copy_and_reads_as_its_paragraphs():
+    tree = ChainTreeFactory(chain=1)
+    message = MessageFactory(tree=tree, parent=None, external_id="md", text="A *reply*.\n\nSecond.")
+
+    assert kept(Message.objects.get(tree=tree, external_id="m0")) == (None, RENDERER_VERSION)
+    assert kept(message)[0] == "<p>A <em>reply</em>.</p>\n<p>Second.</p>\n"
+    assert [row.html for row in tree_outline(tree)] == [
+        "<p>message 0</p>\n",
+        "<p>A <em>reply</em>.</p>\n<p>Second.</p>\n",
     ]

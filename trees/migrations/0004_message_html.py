@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from trees.markdown import RENDERER_VERSION, message_html
+from trees.markdown import RENDERER_VERSION, stored_html
 
 
 def render_existing(apps, schema_editor):
@@ -20,7 +20,7 @@ def render_existing(apps, schema_editor):
         with connection.cursor() as cursor:
             cursor.executemany(
                 f"UPDATE {table} SET html = %s, html_version = %s WHERE id = %s",
-                [(message_html(text), RENDERER_VERSION, pk) for pk, text in batch],
+                [(stored_html(text), RENDERER_VERSION, pk) for pk, text in batch],
             )
         last = batch[-1][0]
 
@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='message',
             name='html',
-            field=models.TextField(blank=True, editable=False),
+            field=models.TextField(blank=True, editable=False, null=True),
         ),
         migrations.AddField(
             model_name='message',
