@@ -88,6 +88,8 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         "training": _training(item),
         "widget_scripts": _widget_files(project_config(project).schemes, "widget_script"),
         "widget_stylesheets": _widget_files(project_config(project).schemes, "widget_stylesheet"),
+        # Spans are offsets into the text: with a span scheme, messages show as plain text.
+        "span_mode": any(scheme.annotation_type == "span" for scheme in project_config(project).schemes),
     }
     return render(request, "annotation/annotate.html", context)
 

@@ -253,3 +253,14 @@ def test_a_long_message_renders_quickly():
     html = message_html(text)
     assert time.perf_counter() - started < 1.0
     assert html.count("<table>") > 100
+
+
+def test_the_stylesheet_has_the_current_highlighting_classes():
+    """static/trees/markdown.css carries Pygments' rules for the classes the renderer writes."""
+    from pathlib import Path
+
+    from pygments.formatters import HtmlFormatter
+
+    css = (Path(__file__).resolve().parents[2] / "static/trees/markdown.css").read_text()
+    rules = HtmlFormatter(style="default").get_style_defs(".highlight").splitlines()
+    assert [rule for rule in rules if rule.startswith(".highlight") and rule not in css] == []

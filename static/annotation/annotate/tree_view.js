@@ -9,6 +9,7 @@
  */
 
 import { el } from "./elements.js";
+import { messageBody } from "./message_body.js";
 
 // Rows deeper than this are drawn at this indentation (trees.selectors.MAX_INDENT).
 var MAX_INDENT = 40;
@@ -67,7 +68,7 @@ export function createTreeView(treeElement, messages) {
           children >= 2 ? el("span", { class: "node-branch", text: "branch point: " + children + " replies" }) : null,
           el("span", { class: "node-marks", "data-marks": true }),
         ]),
-        el("div", { class: "node-text", lang: message.lang, text: message.text }),
+        messageBody(message, { className: "node-text", spanMode: treeElement.hasAttribute("data-span-mode"), tabbable: false }),
       ]);
       fragment.appendChild(row);
       return row;
