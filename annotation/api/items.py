@@ -252,7 +252,8 @@ class SubmitOutputSerializer(WriteOutputSerializer):
     feedback = serializers.JSONField(
         allow_null=True,
         help_text="For a training item: each scheme's expected answer beside the annotator's (`schemes`), "
-        "the item's `score` and `explanation`, and their `training` status; null for any other item.",
+        "the item's `score` and `explanation` (and `explanation_html`, the explanation rendered as "
+        "Markdown and sanitised), and their `training` status; null for any other item.",
     )
 
 

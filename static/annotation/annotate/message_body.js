@@ -44,14 +44,15 @@ export function messageBody(message, options) {
       link.tabIndex = -1;
     });
   }
-  var body = el("div", { class: "message-body" + className, lang: message.lang, "data-message-body": true }, [toggle, rendered]);
+  // The toggle comes after the text (the stylesheet puts it in the corner), so the text reads first.
+  var body = el("div", { class: "message-body" + className, lang: message.lang, "data-message-body": true }, [rendered, toggle]);
   var source = null;
   toggle.addEventListener("click", function (event) {
     // A press is not a click on the tree row around it (which opens the message).
     event.stopPropagation();
     if (source === null) {
       source = el("pre", { class: "message-source", "data-message-source": true, text: message.text });
-      body.appendChild(source);
+      body.insertBefore(source, toggle);
     }
     var showSource = toggle.getAttribute("aria-pressed") !== "true";
     toggle.setAttribute("aria-pressed", showSource ? "true" : "false");
