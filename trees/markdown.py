@@ -162,17 +162,24 @@ def prose_html(text: str) -> str:
     return "".join(f"<p>{part}</p>\n" for part in paragraphs if part.strip())
 
 
+def _rendered(text: str) -> str:
+    html = _cleaner().clean(_PARSER.render(text))
+    # Code blocks and tables scroll sideways within themselves, so the keyboard must reach them
+    # (WCAG 2.1.1). Added after sanitising: in nh3's output "<pre" and "<table" are only tags.
+    return html.replace("<pre", '<pre tabindex="0"').replace("<table>", '<table tabindex="0">')
+
+
 def message_html(text: str) -> str:
     """``text`` (a message, Markdown) as HTML that is safe to put into any page as it is."""
     if is_prose(text):
         return prose_html(text)
-    return _cleaner().clean(_PARSER.render(text))
+    return _rendered(text)
 
 
 def stored_html(text: str) -> str | None:
     """What a message keeps of its HTML: None for prose, whose HTML is cheaper to make again
     (``prose_html``) than to store twice; else ``message_html(text)``."""
-    return None if is_prose(text) else _cleaner().clean(_PARSER.render(text))
+    return None if is_prose(text) else _rendered(text)
 
 
 def kept_html(html: str | None, version: int, text: str) -> str:

@@ -17,9 +17,10 @@
 import { el } from "./elements.js";
 
 // options: spanMode (plain text only), className (added to the body's
-// classes) and tabbable (false: the button and links leave the Tab order,
-// as inside the tree's rows, where the keys move between messages; the
-// open message's panel has them in order).
+// classes) and compact (as inside the tree's rows, where the keys move
+// between messages: the button and links leave the Tab order, and code and
+// tables wrap or clip rather than scroll, since a scrolling block would need
+// the keyboard; the open message's panel has the whole body).
 export function messageBody(message, options) {
   var settings = options || {};
   var className = settings.className ? " " + settings.className : "";
@@ -38,14 +39,17 @@ export function messageBody(message, options) {
     "data-message-source-toggle": true,
     text: "Show source",
   });
-  if (settings.tabbable === false) {
+  if (settings.compact) {
     toggle.tabIndex = -1;
-    rendered.querySelectorAll("a").forEach(function (link) {
-      link.tabIndex = -1;
+    rendered.querySelectorAll("a, pre, table").forEach(function (stop) {
+      stop.removeAttribute("tabindex");
+      if (stop.tagName === "A") {
+        stop.tabIndex = -1;
+      }
     });
   }
   // The toggle comes after the text (the stylesheet puts it in the corner), so the text reads first.
-  var body = el("div", { class: "message-body" + className, lang: message.lang, "data-message-body": true }, [rendered, toggle]);
+  var body = el("div", { class: "message-body" + (settings.compact ? " message-body-compact" : "") + className, lang: message.lang, "data-message-body": true }, [rendered, toggle]);
   var source = null;
   toggle.addEventListener("click", function (event) {
     // A press is not a click on the tree row around it (which opens the message).

@@ -68,7 +68,7 @@ export function createTreeView(treeElement, messages) {
           children >= 2 ? el("span", { class: "node-branch", text: "branch point: " + children + " replies" }) : null,
           el("span", { class: "node-marks", "data-marks": true }),
         ]),
-        messageBody(message, { className: "node-text", spanMode: treeElement.hasAttribute("data-span-mode"), tabbable: false }),
+        messageBody(message, { className: "node-text", spanMode: treeElement.hasAttribute("data-span-mode"), compact: true }),
       ]);
       fragment.appendChild(row);
       return row;
