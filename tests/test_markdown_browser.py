@@ -158,11 +158,11 @@ def test_the_annotate_page_renders_replies_and_keeps_hostile_markdown_inert(
     open_item(page, live_server, project, held.tree_id)
 
     expect_rendered(page.locator('[role="treeitem"][data-id="a"] .markdown'))
-    page.locator('[role="treeitem"][data-id="a"] .node-head').click()
-    panel = page.locator("[data-panel-text]")
-    expect_rendered(panel.locator(".markdown"))
     page.locator('[role="treeitem"][data-id="m"] .node-head').click()
+    panel = page.locator("[data-panel-text]")
     expect(panel.locator(".markdown")).to_contain_text('<script>alert("script")</script>')
+    page.locator('[role="treeitem"][data-id="a"] .node-head').click()
+    expect_rendered(panel.locator(".markdown"))
     watch.assert_inert(page)
     screenshots(page, "annotate")
     axe_clean(page)
@@ -228,8 +228,12 @@ def test_the_review_page_renders_replies_and_keeps_hostile_markdown_inert(
 
     expect_rendered(page.locator('tr[data-row="a"] .markdown'))
     expect(page.locator('tr[data-row="m"] .markdown')).to_contain_text("<script>")
-    page.locator('tr[data-row="a"] [data-message-source-toggle]').click()
+    toggle = page.locator('tr[data-row="a"] [data-message-source-toggle]')
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
     assert page.locator('tr[data-row="a"] [data-message-source]').inner_text() == REPLY
+    toggle.click()
+    expect(page.locator('tr[data-row="a"] [data-message-source]')).to_be_hidden()
     watch.assert_inert(page)
     screenshots(page, "review")
     axe_clean(page)
