@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, TextField
+from django.db.models import Count, Exists, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 from django.http import Http404
 
@@ -245,3 +245,81 @@ def results_best(results: Iterator[EvaluationResult]) -> Iterator[EvaluationResu
         pending = result
     if pending is not None:
         yield pending
+
+
+RESULTS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class ResultFilter:
+    """Which of a report's results to list: those with an outcome, or those where a criterion
+    or gate holds (or not)."""
+
+    outcome: str | None = None
+    key: str | None = None
+    holds: bool | None = None
+
+    def describe(self) -> str:
+        if self.key is not None:
+            verdict = "holds" if self.holds else "does not hold" if self.holds is not None else "answered"
+            return f"{self.key} {verdict}"
+        if self.outcome is not None:
+            return f"outcome {self.outcome}"
+        return "all results"
+
+    def params(self) -> dict[str, str]:
+        params = {}
+        if self.outcome is not None:
+            params["outcome"] = self.outcome
+        if self.key is not None:
+            params["key"] = self.key
+            if self.holds is not None:
+                params["holds"] = "yes" if self.holds else "no"
+        return params
+
+
+def result_filter_read(*, query: ReportQuery, params: Mapping[str, Any]) -> ResultFilter:
+    """The filter the results page was asked for, checked against the rubric version; a
+    ``ProblemsError`` names the parameter that is not understood."""
+    problems = []
+    outcome = params.get("outcome") or None
+    key = params.get("key") or None
+    holds_text = params.get("holds") or None
+    spec, number = query.spec, query.version.number
+    if outcome is not None and outcome not in spec.outcome_names:
+        problems.append(Problem("outcome", f'"{outcome}" is not an outcome of version {number}'))
+    if key is not None and key not in spec.keys:
+        problems.append(Problem("key", f'"{key}" is not a criterion or gate of version {number}'))
+    holds = {"yes": True, "no": False, None: None}.get(holds_text, "bad")
+    if holds == "bad":
+        problems.append(Problem("holds", f'"{holds_text}": say yes or no'))
+    if problems:
+        raise ProblemsError(problems)
+    return ResultFilter(outcome=outcome, key=key, holds=holds)
+
+
+def results_listed(*, project: Project, query: ReportQuery, chosen: ResultFilter):
+    """The results of ``query`` that ``chosen`` picks, with their trees, in item order, for a
+    page of them (the caller paginates: a count and a page, two queries whatever their number).
+
+    With source "best", an automatic result is left out where a combined one stands for it.
+    """
+    results = _results(project, query)
+    if query.source == BEST:
+        combined = EvaluationResult.objects.filter(
+            project=project,
+            rubric_version=query.version,
+            source=COMBINED,
+            tree=OuterRef("tree"),
+            node=OuterRef("node"),
+        )
+        results = results.exclude(Q(source=AUTO) & Exists(combined))
+    if chosen.outcome is not None:
+        results = results.filter(outcome=chosen.outcome)
+    if chosen.key is not None:
+        if chosen.holds is None:
+            results = results.filter(details__has_key=chosen.key)
+        else:
+            results = results.filter(**{f"details__{chosen.key}": chosen.holds})
+    results = results.select_related("tree").defer("tree__metadata", "votes")
+    return results.order_by("tree_id", "node", "source")

@@ -1,8 +1,9 @@
-"""Pages of evaluation: a project's agreement, its rubrics, each rubric's report and its downloads."""
+"""Pages of evaluation: a project's agreement, its rubrics, each rubric's report, the results
+behind its figures, and its downloads."""
 
 from django.urls import path, re_path
 
-from evaluation import views
+from evaluation import result_pages, views
 
 app_name = "evaluation"
 
@@ -12,6 +13,7 @@ urlpatterns = [
     path("projects/<slug:name>/agreement/", views.project_agreement, name="agreement"),
     path("projects/<slug:name>/rubrics/", views.project_rubrics, name="project-rubrics"),
     path("projects/<slug:name>/rubrics/<slug:rubric>/", views.rubric_report, name="report"),
+    path("projects/<slug:name>/rubrics/<slug:rubric>/results/", result_pages.rubric_results, name="results"),
     re_path(rf"^{REPORT}/report\.(?P<fmt>json|csv)$", views.rubric_report_download, name="report-download"),
     re_path(
         rf"^{REPORT}/results\.(?P<fmt>jsonl|csv)$", views.rubric_results_download, name="results-download"

@@ -135,6 +135,7 @@ def rubric_report(request: HttpRequest, name: str, rubric: str) -> HttpResponse:
                 "question": questions.get(key, ""),
                 "weight": weights.get(key),
                 "passed": passed,
+                "failed": report.overall.count - passed,
                 "rate": rate,
                 "by_group": [rates.get(key) for rates in group_rates],
             }

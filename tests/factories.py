@@ -56,7 +56,10 @@ class MessageFactory(factory.django.DjangoModelFactory):
 
 class ChainTreeFactory(ConversationTreeFactory):
     """A tree whose messages form one chain, user and assistant taking turns:
-    ``ChainTreeFactory(chain=500)`` (3 messages by default)."""
+    ``ChainTreeFactory(chain=500)`` (3 messages by default), ``m0`` to ``m499``.
+
+    ``replies=2`` ends the chain in a branch point: its last message gets two
+    replies, ``m500-1`` and ``m500-2``."""
 
     class Meta:
         skip_postgeneration_save = True
@@ -73,6 +76,21 @@ class ChainTreeFactory(ConversationTreeFactory):
                 external_id=f"m{depth}",
                 role="user" if depth % 2 == 0 else "assistant",
                 text=f"message {depth}",
+            )
+
+    @factory.post_generation
+    def replies(tree, create, extracted, **kwargs):
+        if not create or not extracted:
+            return
+        last = tree.messages.order_by("-depth").first()
+        for place in range(1, extracted + 1):
+            MessageFactory(
+                tree=tree,
+                parent=last,
+                external_id=f"m{last.depth + 1}-{place}",
+                role="assistant" if last.role == "user" else "user",
+                text=f"reply {place} to message {last.depth}",
+                position=place - 1,
             )
 
 

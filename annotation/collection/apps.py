@@ -30,7 +30,12 @@ class CollectionConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.collection import backlog, lifecycle  # noqa: F401 - backlog listens to tree_finished
+        from annotation.collection.selectors import collection_summaries
+        from annotation.models import Project
+        from annotation.projects.selectors import project_summaries_register
         from trees.audit import actions_register
+
+        project_summaries_register(Project.Mode.COLLECT, collection_summaries)
 
         actions_register(AUDIT_ACTIONS)
         events = sorted({event for _, event in lifecycle.TRANSITIONS})

@@ -11,12 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
 from annotation.collection import lifecycle
-from annotation.collection.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANK
+from annotation.collection.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, PROMPT, RANK, REPLY
 from annotation.collection.models import CollectedTree, Task
 from annotation.models import Project
 from annotation.permissions import DeletedText
@@ -230,3 +230,68 @@ def tree_status(collected: CollectedTree, *, shown: DeletedText) -> dict[str, An
             ) in rows
         ],
     }
+
+
+# What the projects list calls each category of a person's done tasks, in the order shown.
+DONE_LABELS = {
+    PROMPT: "prompts written",
+    REPLY: "replies written",
+    LABEL_PROMPT: "prompts reviewed",
+    LABEL_REPLY: "replies reviewed",
+    RANK: "rankings",
+}
+
+
+@dataclass(frozen=True)
+class CollectionSummary:
+    """A collection project as the projects list shows it to one person: the tasks they did,
+    by category, and the trees the project has grown."""
+
+    done: dict[str, int]  # category -> the person's done tasks
+    trees: int
+    ready: int  # trees ready for export
+
+    @property
+    def done_total(self) -> int:
+        return sum(self.done.values())
+
+    @property
+    def done_rows(self) -> list[tuple[str, int]]:
+        """(label, count) for each category, in DONE_LABELS's order, none left out."""
+        return [(label, self.done.get(category, 0)) for category, label in DONE_LABELS.items()]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tasks_done": {c: self.done.get(c, 0) for c in DONE_LABELS},
+            "trees": self.trees,
+            "ready": self.ready,
+        }
+
+
+def collection_summaries(user: AbstractBaseUser, projects: list[Project]) -> dict[int, CollectionSummary]:
+    """Each collection project's summary for ``user``: two queries for any number of projects
+    (the user's done tasks by project and type; the projects' trees by state)."""
+    ids = [project.pk for project in projects]
+    done: dict[int, dict[str, int]] = {pk: {} for pk in ids}
+    for project_id, task_type, count in (
+        Task.objects.filter(project__in=ids, user=user, status=Task.Status.DONE)
+        .order_by()
+        .values("project_id", "type")
+        .annotate(count=Count("pk"))
+        .values_list("project_id", "type", "count")
+    ):
+        category = KINDS[task_type].category
+        done[project_id][category] = done[project_id].get(category, 0) + count
+    trees: dict[int, int] = dict.fromkeys(ids, 0)
+    ready: dict[int, int] = dict.fromkeys(ids, 0)
+    for project_id, state, count in (
+        CollectedTree.objects.filter(project__in=ids)
+        .order_by()
+        .values("project_id", "tree__state")
+        .annotate(count=Count("pk"))
+        .values_list("project_id", "tree__state", "count")
+    ):
+        trees[project_id] += count
+        if state == lifecycle.READY_FOR_EXPORT:
+            ready[project_id] += count
+    return {pk: CollectionSummary(done=done[pk], trees=trees[pk], ready=ready[pk]) for pk in ids}

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import permissions
 from annotation.collection.availability import KINDS, LABEL_PROMPT, LABEL_REPLY, RANDOM, RANK, TASK_TYPES
 from annotation.collection.errors import TaskRefused, WorkflowError
+from annotation.collection.models import Task
 from annotation.collection.moderation import report_create
 from annotation.collection.selectors import task_get, task_view, tasks_open
 from annotation.collection.submissions import task_submit
@@ -76,9 +77,27 @@ def picker(request: HttpRequest, name: str) -> HttpResponse:
     rows = [
         {"type": task_type, "title": TITLES[task_type], "count": counts[task_type]} for task_type in TITLES
     ]
-    open_tasks = [(task, TITLES[task.type]) for task in tasks_open(project=project, user=request.user)]
+    held = list(tasks_open(project=project, user=request.user).select_related("message"))
+    open_tasks = [(task, TITLES[task.type], _about(task)) for task in held]
+    held_types = {task.type for task in held}
+    for row in rows:
+        row["held"] = row["type"] in held_types
     context = {"project": project, "rows": rows, "total": counts[RANDOM], "open_tasks": open_tasks}
     return render(request, "collection/picker.html", context)
+
+
+# How much of a task's message the picker quotes to say which task it is.
+ABOUT_CHARACTERS = 80
+
+
+def _about(task: Task) -> str:
+    """A few words of the message a held task is about, for "Resume: ..." on the picker; none
+    for a prompt to write, or when the message was deleted since."""
+    message = task.message
+    if message is None or message.deleted:
+        return ""
+    text = " ".join(message.text.split())
+    return text if len(text) <= ABOUT_CHARACTERS else text[: ABOUT_CHARACTERS - 1].rstrip() + "…"
 
 
 @require_POST

@@ -1,19 +1,20 @@
 """Reads of projects: the ones a person may see, with their and the project's progress.
 
 Each selector says what it queries. The counts are fixed: a project list
-costs three queries whatever the number of projects, one project's progress
+costs four queries whatever the number of projects (one more per project mode with a
+summary of its own), one project's progress
 two at most.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q
 from django.http import Http404
 
 from annotation import permissions
@@ -84,37 +85,87 @@ def project_progress(*, project: Project, user: AbstractBaseUser) -> Progress:
 
 
 @dataclass(frozen=True)
+class MyWork:
+    """Where one annotator stands in a project, as the projects list shows it.
+
+    ``sent_back``: items a reviewer rejected, back in their queue; ``drafts``: items they
+    hold and have not submitted (sent-back ones aside); ``accepted`` is part of ``submitted``.
+    """
+
+    submitted: int = 0
+    accepted: int = 0
+    sent_back: int = 0
+    drafts: int = 0
+
+    def to_do(self, quota: int) -> int:
+        """What is left of their quota once submitted, held and sent-back items are counted."""
+        return max(quota - self.submitted - self.drafts - self.sent_back, 0)
+
+
+@dataclass(frozen=True)
 class ProjectRow:
     project: Project
     progress: Progress
     can_annotate: bool
+    mine: MyWork = MyWork()
+    # What the project's mode adds (collection: tasks done by type, trees grown), from the
+    # summary that mode registered (``project_summaries_register``); None when it has none.
+    summary: Any = None
+
+    @property
+    def to_do(self) -> int:
+        return self.mine.to_do(self.progress.quota)
+
+
+# Per project mode, a function (user, projects) -> {project id: summary}, registered by the
+# group that owns the mode (collection, which sits above this one), so the list of projects
+# costs one more query per mode present, not one per project.
+_SUMMARIES: dict[str, Callable[[AbstractBaseUser, list[Project]], dict[int, Any]]] = {}
+
+
+def project_summaries_register(
+    mode: str, summarise: Callable[[AbstractBaseUser, list[Project]], dict[int, Any]]
+) -> None:
+    """Let ``summarise`` give the projects list its rows' summaries for projects in ``mode``."""
+    _SUMMARIES[mode] = summarise
+
+
+def _my_work(user: AbstractBaseUser, project_ids: list[int]) -> dict[int, MyWork]:
+    """The user's assignments in these projects, counted by project: one query."""
+    rejected = Assignment.ReviewStatus.REJECTED
+    rows = (
+        Assignment.objects.filter(project__in=project_ids, user=user)
+        .exclude(kind=Assignment.Kind.TRAINING)
+        .order_by()
+        .values("project_id")
+        .annotate(
+            submitted=Count("pk", filter=Q(status=SUBMITTED)),
+            accepted=Count("pk", filter=Q(status=SUBMITTED, review_status=Assignment.ReviewStatus.ACCEPTED)),
+            sent_back=Count("pk", filter=Q(status=LEASED, review_status=rejected)),
+            drafts=Count("pk", filter=Q(status=LEASED) & ~Q(review_status=rejected)),
+        )
+        .values_list("project_id", "submitted", "accepted", "sent_back", "drafts")
+    )
+    return {project_id: MyWork(*counts) for project_id, *counts in rows}
 
 
 def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
-    """The projects ``user`` may see, each with its progress: three queries for any number.
+    """The projects ``user`` may see, each with its progress: four queries for any number, and
+    one more for each project mode with a registered summary that is present.
 
-    1. the projects, each with the user's submitted count as a subquery;
-    2. the items of all of them, counted by (project, submitted count, gold), which
+    1. the projects;
+    2. the user's assignments in all of them, counted by project and state (``_my_work``);
+    3. the items of all of them, counted by (project, submitted count, gold), which
        gives both the item count and, against each project's overlap, the
        complete items;
-    3. the user's roles in all of them (``permissions.roles_remember``).
+    4. the user's roles in all of them (``permissions.roles_remember``).
     """
-    submitted = (
-        Assignment.objects.filter(project=OuterRef("pk"), user=user, status=SUBMITTED)
-        .exclude(kind=Assignment.Kind.TRAINING)
-        .order_by()
-        .values("project")
-        .annotate(count=Count("pk"))
-        .values("count")
-    )
-    projects = list(
-        permissions.visible_projects(user)
-        .annotate(my_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), 0))
-        .order_by("name")
-    )
+    projects = list(permissions.visible_projects(user).order_by("name"))
+    project_ids = [project.pk for project in projects]
+    mine = _my_work(user, project_ids) if projects else {}
     histogram: dict[int, list[tuple[int, bool, int]]] = defaultdict(list)
     for project_id, submitted_count, is_gold, count in (
-        ProjectItem.objects.filter(project__in=[project.pk for project in projects])
+        ProjectItem.objects.filter(project__in=project_ids)
         .order_by()
         .values("project_id", "submitted_count", "is_gold")
         .annotate(count=Count("pk"))
@@ -122,6 +173,11 @@ def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
     ):
         histogram[project_id].append((submitted_count, is_gold, count))
     permissions.roles_remember(user, projects)
+    summaries: dict[int, Any] = {}
+    for mode, summarise in _SUMMARIES.items():
+        of_mode = [project for project in projects if project.mode == mode]
+        if of_mode:
+            summaries.update(summarise(user, of_mode))
     rows = []
     for project in projects:
         overlap = project_config(project).assignment.annotations_per_item
@@ -130,8 +186,17 @@ def projects_with_progress(*, user: AbstractBaseUser) -> list[ProjectRow]:
         handed = sum(count for _, _, count in counts)
         items = sum(count for _, is_gold, count in counts if not is_gold)
         complete = sum(count for done, is_gold, count in counts if done >= overlap and not is_gold)
+        work = mine.get(project.pk, MyWork())
         progress = Progress(
-            submitted=project.my_submitted, quota=_quota(project, handed), items=items, complete=complete
+            submitted=work.submitted, quota=_quota(project, handed), items=items, complete=complete
         )
-        rows.append(ProjectRow(project, progress, permissions.can_annotate(user, project)))
+        rows.append(
+            ProjectRow(
+                project,
+                progress,
+                permissions.can_annotate(user, project),
+                mine=work,
+                summary=summaries.get(project.pk),
+            )
+        )
     return rows

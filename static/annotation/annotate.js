@@ -4,11 +4,16 @@
  * gives it, the schemes' normalised configs, the API URLs) and wires the
  * parts in annotate/, one module per concern:
  *
- *   tree_view.js          the rows of the tree: focus, selection, folding
+ *   tree_shape.js         levels, branch points, collapsed stretches (no DOM)
+ *   tree_view.js          the rows: a list of turns or a tree; focus, folding
+ *   long_messages.js      rows show a message's first lines, "Show more"
+ *   focus_view.js         one path at a time, branch points' replies as tabs
  *   answers.js            the answers, keyed by scheme and node id; the payload
  *   widgets.js            a widget builder per annotation type
  *   widget_toolkit.js     widget files' types (window.BranchpointWidgets)
+ *   progress.js           counting what is answered (marks and summary)
  *   row_marks.js          what each row has, at a glance
+ *   summary.js            the line above Submit: how far the tree is done
  *   panel.js              the open message, its widgets and comparisons
  *   message_body.js       a message's body: its rendered Markdown, its source
  *   comparisons.js        branch comparison: pairs or a ranking
@@ -30,11 +35,14 @@ import { createAnswers } from "./annotate/answers.js";
 import { createAutosave } from "./annotate/autosave.js";
 import { createComparisons } from "./annotate/comparisons.js";
 import { createFlash } from "./annotate/flash.js";
+import { createFocusView } from "./annotate/focus_view.js";
 import { buildItemSchemes } from "./annotate/item_schemes.js";
 import { listenForKeys } from "./annotate/keyboard.js";
+import { createLongMessages } from "./annotate/long_messages.js";
 import { createPanel } from "./annotate/panel.js";
 import { createPath } from "./annotate/path.js";
 import { createRowMarks } from "./annotate/row_marks.js";
+import { createSummary } from "./annotate/summary.js";
 import { createTrainingFeedback } from "./annotate/training_feedback.js";
 import { createTreeView } from "./annotate/tree_view.js";
 import { registerWidgetFiles } from "./annotate/widget_toolkit.js";
@@ -60,6 +68,7 @@ function start(root, data) {
   registerWidgetFiles(widgets, { item: item, data: data, tree: tree, flash: flash });
   var answers = createAnswers(data, tree.childrenById, widgets.draws);
   var markRow = createRowMarks(tree, answers);
+  var summary = createSummary(part("summary"), answers, tree);
   var feedback = null;
   var autosave = createAutosave({
     part: part,
@@ -71,13 +80,28 @@ function start(root, data) {
     },
   });
   feedback = createTrainingFeedback({ root: root, part: part, item: item, autosave: autosave });
-  var changed = autosave.changed;
-  var comparisons = createComparisons({ tree: tree, answers: answers, widgets: widgets, item: item, changed: changed });
+  // Every change is saved, and counted in the summary above Submit.
+  var changed = function () {
+    autosave.changed();
+    summary();
+  };
+  var messages = data.item.tree.messages || [];
+  var spanMode = part("tree").hasAttribute("data-span-mode");
+  var comparisons = createComparisons({
+    tree: tree,
+    messages: messages,
+    spanMode: spanMode,
+    answers: answers,
+    widgets: widgets,
+    item: item,
+    markRow: markRow,
+    changed: changed,
+  });
   var panel = createPanel({
     part: part,
     tree: tree,
-    messages: data.item.tree.messages || [],
-    spanMode: part("tree").hasAttribute("data-span-mode"),
+    messages: messages,
+    spanMode: spanMode,
     answers: answers,
     widgets: widgets,
     markRow: markRow,
@@ -93,11 +117,26 @@ function start(root, data) {
     markRow: markRow,
     changed: changed,
   });
+  var longMessages = createLongMessages(tree);
+  var pathScheme = answers.pathSchemes[0];
+  var focusView = createFocusView({
+    tree: tree,
+    box: part("focus-view"),
+    toggle: part("focus-toggle"),
+    measure: longMessages.measure,
+    // Below a message on the chosen path, the focus view follows the path.
+    next: function (id) {
+      var steps = pathScheme ? answers.get(pathScheme.name).path : [];
+      var at = steps.indexOf(id);
+      return at >= 0 && at + 1 < steps.length ? steps[at + 1] : null;
+    },
+  });
   listenForKeys({
     part: part,
     tree: tree,
     panel: panel,
     path: path,
+    focusView: focusView,
     widgets: widgets,
     item: item,
     flash: flash,
@@ -110,6 +149,8 @@ function start(root, data) {
   tree.rows.forEach(function (row) {
     markRow(row.dataset.id);
   });
+  summary();
+  longMessages.measure();
   root.dataset.ready = "true";
   if (data.feedback) {
     feedback.show(data.feedback);

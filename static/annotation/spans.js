@@ -553,7 +553,7 @@
         toolkit.flash("A span lies within one message: select text inside a single message.");
         return;
       }
-      var row = startBox.closest('[role="treeitem"]');
+      var row = startBox.closest(".node[data-id]");
       var text = toolkit.textOf(row.dataset.id);
       var start = offsetIn(startBox, range.startContainer, range.startOffset);
       var end = offsetIn(startBox, range.endContainer, range.endOffset);
@@ -576,12 +576,8 @@
       started = true;
       var rows = toolkit.rows();
       if (rows.length) {
-        rows[0].parentNode.classList.add("has-spans");
-        // A linear dialogue reads as one column of turns, not a staircase of replies.
-        var linear = rows.every(function (row) {
-          return Number(row.dataset.children) <= 1;
-        });
-        rows[0].parentNode.classList.toggle("is-dialogue", linear);
+        // On the conversation's section, so that the rows keep it in the focus view too.
+        (rows[0].closest(".annotate-tree") || rows[0].parentNode).classList.add("has-spans");
       }
       document.addEventListener("mouseup", function (event) {
         if (!chooser || !chooser.element.contains(event.target)) {

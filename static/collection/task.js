@@ -21,12 +21,15 @@
     }, Math.max(15, leaseSeconds / 2) * 1000);
   }
 
+  // Ctrl+Enter submits the task from anywhere on the page (focus may be on the page itself,
+  // a reply being ranked or a link), except inside another form (skip, report) of its own.
   if (form) {
-    form.addEventListener("keydown", function (event) {
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-        event.preventDefault();
-        form.requestSubmit();
-      }
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.defaultPrevented) return;
+      var inForm = event.target.closest && event.target.closest("form");
+      if (inForm && inForm !== form) return;
+      event.preventDefault();
+      form.requestSubmit();
     });
   }
 

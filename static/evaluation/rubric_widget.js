@@ -268,7 +268,7 @@
 
       if (target === "node") {
         document.addEventListener("focusin", function (event) {
-          var row = event.target.closest ? event.target.closest('[role="treeitem"]') : null;
+          var row = event.target.closest ? event.target.closest(".node[data-id]") : null;
           if (row && row.dataset.id !== nodeId) {
             nodeId = row.dataset.id;
             draw();

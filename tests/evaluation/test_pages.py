@@ -100,7 +100,7 @@ def test_the_report_shows_outcomes_mean_interval_pass_rates_and_histogram(projec
     html = response.content.decode()
     assert html.count('role="img"') == 3  # outcomes, histogram, pass rates
     assert (
-        '<tr data-outcome="successful_completion"><th scope="row">successful_completion</th><td>score ≥ 0.75 and booking_confirmed</td><td>2</td><td>25%</td></tr>'
+        '<tr data-outcome="successful_completion"><th scope="row">successful_completion</th><td>score ≥ 0.75 and booking_confirmed</td><td><a href="/projects/scheduling/rubrics/scheduling/results/?version=1&amp;source=best&amp;outcome=successful_completion" aria-label="2 results with outcome successful_completion">2</a></td><td>25%</td></tr>'
         in html
     )
     assert "<script" not in html.split("</header>", 1)[1]  # the report needs no JavaScript

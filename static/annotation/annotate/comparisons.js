@@ -9,6 +9,7 @@
  */
 
 import { el, nextId } from "./elements.js";
+import { messageBody } from "./message_body.js";
 import { fieldset } from "./widgets.js";
 
 var LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -17,15 +18,25 @@ function letter(index) {
   return index < LETTERS.length ? LETTERS[index] : "#" + (index + 1);
 }
 
-// options: tree (tree_view.js), answers (answers.js), widgets (widgets.js),
-// item ({editable}) and changed (autosave.js).
+// options: tree (tree_view.js), messages (the item's, as the server sent
+// them), spanMode (plain text: message_body.js), answers (answers.js),
+// widgets (widgets.js), item ({editable}), markRow (row_marks.js: the branch point's row says
+// whether its replies are compared) and changed (autosave.js).
 export function createComparisons(options) {
   var tree = options.tree;
   var answers = options.answers;
   var widgets = options.widgets;
   var item = options.item;
-  var changed = options.changed;
   var compareSchemes = answers.compareSchemes;
+  var messageById = new Map();
+  (options.messages || []).forEach(function (message) {
+    messageById.set(message.id, message);
+  });
+
+  function changed(parent) {
+    options.markRow(parent);
+    options.changed();
+  }
 
   // Draws into `box` the comparisons of the replies to `parent`, one per
   // comparing scheme, and returns the pair widgets drawn, in order.
@@ -50,7 +61,7 @@ export function createComparisons(options) {
           el("strong", { class: "reply-letter", text: letter(index) }),
           " ",
           el("code", { text: child }),
-          el("div", { class: "reply-text", text: tree.textOf(child) }),
+          messageBody(messageById.get(child), { className: "reply-text", spanMode: options.spanMode }),
         ]));
       });
       section.appendChild(replies);
@@ -59,7 +70,7 @@ export function createComparisons(options) {
       } else {
         for (var first = 0; first < order.length; first += 1) {
           for (var second = first + 1; second < order.length; second += 1) {
-            var widget = pairControl(scheme, comparison, order, first, second);
+            var widget = pairControl(scheme, parent, comparison, order, first, second);
             drawn.push(widget);
             section.appendChild(widget.element);
           }
@@ -70,7 +81,7 @@ export function createComparisons(options) {
     return drawn;
   }
 
-  function pairControl(scheme, comparison, order, first, second) {
+  function pairControl(scheme, parent, comparison, order, first, second) {
     var a = order[first];
     var b = order[second];
     var existing = comparison.pairs.find(function (pair) {
@@ -82,7 +93,7 @@ export function createComparisons(options) {
         return !((pair.a === a && pair.b === b) || (pair.a === b && pair.b === a));
       });
       comparison.pairs.push({ a: a, b: b, label: label });
-      changed();
+      changed(parent);
     }));
     widget.element.dataset.pair = a + " " + b;
     return widget;
@@ -124,7 +135,7 @@ export function createComparisons(options) {
 
     function commit(focusIndex, focusClass) {
       comparison.ranking = ranking.slice();
-      changed();
+      changed(parent);
       draw();
       status.textContent = "Your ranking is saved.";
       var button = list.children[focusIndex] && list.children[focusIndex].querySelector(focusClass);

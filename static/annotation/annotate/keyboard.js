@@ -1,16 +1,19 @@
 /* The keys of the annotate page, and its help dialog (?).
  *
- * The tree moves like a WAI-ARIA tree (arrows, Home, End; j and k too),
- * Enter opens the focused message, Esc closes it, p / Backspace / c drive
- * the first path scheme, 1-9 answer in the active widget and Ctrl+Enter
- * submits. Keys typed into a text field stay there; arrows, Home, End and
+ * The conversation moves like a WAI-ARIA tree, in all its layouts (a list
+ * of turns, a tree, the focus view): arrows, Home, End, j and k move between
+ * the rows shown, → unfolds a branch point or opens the turns collapsed
+ * after a row, ← folds or goes to the parent. Enter opens the focused
+ * message, Esc closes it, f switches the focus view on and off, p /
+ * Backspace / c drive the first path scheme, 1-9 answer in the active widget
+ * and Ctrl+Enter submits. Keys typed into a text field stay there; arrows, Home, End and
  * Enter act only on the tree (or the page), not inside a widget. The
  * dialog's table in templates/annotation/annotate.html lists them.
  */
 
 // options: part, tree (tree_view.js), panel (panel.js), path (path.js),
-// widgets (widgets.js), item ({editable}), flash (flash.js) and autosave
-// (autosave.js).
+// focusView (focus_view.js), widgets (widgets.js), item ({editable}), flash
+// (flash.js) and autosave (autosave.js).
 export function listenForKeys(options) {
   var part = options.part;
   var tree = options.tree;
@@ -71,7 +74,7 @@ export function listenForKeys(options) {
       return;
     }
     var target = event.target;
-    var onRow = target.getAttribute && target.getAttribute("role") === "treeitem";
+    var onRow = Boolean(target.classList && target.classList.contains("node") && target.dataset.id !== undefined);
     var onPage = onRow || target === document.body || target === document.documentElement;
     var current = tree.currentIndex();
     var pathScheme = path.keyed;
@@ -96,28 +99,20 @@ export function listenForKeys(options) {
         if (!onPage) {
           return;
         }
-        if (tree.isFolded(current)) {
-          tree.setExpanded(current, true);
-        } else if (rows[current].hasAttribute("aria-expanded")) {
-          tree.focusRow(current + 1);
-        }
+        tree.expandOrEnter(current);
         break;
       case "ArrowLeft":
         if (!onPage) {
           return;
         }
-        if (rows[current].hasAttribute("aria-expanded") && !tree.isFolded(current)) {
-          tree.setExpanded(current, false);
-        } else if (tree.parentOf(tree.currentId()) !== null) {
-          tree.focusRow(tree.indexOf(tree.parentOf(tree.currentId())));
-        }
+        tree.collapseOrLeave(current);
         break;
       case "Home":
       case "End":
         if (!onPage) {
           return;
         }
-        tree.focusRow(event.key === "Home" ? 0 : tree.visibleFrom(rows.length, -1));
+        tree.focusRow(event.key === "Home" ? tree.visibleFrom(-1, 1) : tree.visibleFrom(rows.length, -1));
         break;
       case "Enter":
         if (!onPage || !rows.length) {
@@ -130,6 +125,16 @@ export function listenForKeys(options) {
           return;
         }
         panel.close();
+        break;
+      case "f":
+        if (!rows.length) {
+          return;
+        }
+        if (!tree.isTree) {
+          flash("This conversation never branches: it is one path already.");
+        } else {
+          options.focusView.toggle(tree.currentId());
+        }
         break;
       case "p":
         if (!pathScheme || !rows.length) {

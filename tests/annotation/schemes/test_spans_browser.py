@@ -32,7 +32,7 @@ CCPE_FILE = ROOT / "tests" / "fixtures" / "ccpe" / "CCPE-8e113.original.json"
 
 # Where each character of a message's text is drawn, for dragging across a stretch of it.
 CHARACTER_EDGES = """([node, start, end]) => {
-  const box = document.querySelector(`[role="treeitem"][data-id="${node}"] .node-text`);
+  const box = document.querySelector(`.node[data-id="${node}"] .node-text`);
   const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
   const edge = (offset, side) => {
     let seen = 0;
@@ -96,7 +96,7 @@ def test_nested_and_overlapping_spans_on_a_ccpe_utterance_survive_a_reload_and_e
     held = item_next(project=project, user=alice)
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
-    utterance = page.locator('[role="treeitem"][data-id="1"] .node-text')
+    utterance = page.locator('.node[data-id="1"] .node-text')
     expect(utterance).to_have_text("I like thrillers a lot.")
 
     # "I like thrillers": ENTITY_PREFERENCE (2), about a genre (1), all with keys.
@@ -127,7 +127,7 @@ def test_nested_and_overlapping_spans_on_a_ccpe_utterance_survive_a_reload_and_e
     expect(page.locator("[data-annotate]")).to_have_attribute("data-ready", "true")
     assert listed(page) == spans
     # The text is cut where spans begin and end; "thrillers" lies under all three.
-    marks = page.locator('[role="treeitem"][data-id="1"] mark.span-mark')
+    marks = page.locator('.node[data-id="1"] mark.span-mark')
     expect(marks).to_have_count(3)
     assert [marks.nth(i).text_content() for i in range(3)] == ["I like ", "thrillers", " a lot"]
     assert len(marks.nth(1).get_attribute("data-spans").split()) == 3

@@ -39,7 +39,8 @@ def open_item(page: Page, live_server: Any, project: Project, tree_id: int) -> N
 
 
 def node(page: Page, node_id: str) -> Any:
-    return page.locator(f'[role="treeitem"][data-id="{node_id}"]')
+    """A message's row: a treeitem when the conversation branches, a list item when not."""
+    return page.locator(f'.node[data-id="{node_id}"]')
 
 
 def expect_marks(page: Page, marks: dict[str, str]) -> None:
@@ -75,10 +76,11 @@ def test_rating_and_choosing_a_path_with_the_keyboard_gives_the_documented_outpu
     open_item(page, live_server, project, held.tree_id)
 
     # The tree in preorder, roles told apart, the branch point marked; messages
-    # given as {role, content} show their text.
+    # given as {role, content} show their text. Levels go up at the branch point
+    # only: user_2, resp_a's only reply, stays at resp_a's level.
     rows = page.locator('[role="treeitem"]')
     assert [rows.nth(i).get_attribute("data-id") for i in range(4)] == ["root", "resp_a", "user_2", "resp_b"]
-    assert [rows.nth(i).get_attribute("aria-level") for i in range(4)] == ["1", "2", "3", "2"]
+    assert [rows.nth(i).get_attribute("aria-level") for i in range(4)] == ["1", "2", "2", "2"]
     expect(node(page, "resp_a")).to_have_class(re.compile(r"\brole-assistant\b"))
     expect(page.locator(".node-branch")).to_have_count(1)
     expect(node(page, "root").locator(".node-branch")).to_have_text("branch point: 2 replies")

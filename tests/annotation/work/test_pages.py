@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db
 
 # The session and the user, then: the projects with the user's submitted
 # counts, their items counted by submissions, the user's roles in them.
-PROJECT_LIST_QUERIES = 5
+PROJECT_LIST_QUERIES = 6
 # The session and the user, the project with the user's roles, the assignment with its
 # tree, the answers, the progress (the user's assignments, the project's items), the messages.
 ANNOTATE_PAGE_QUERIES = 8
