@@ -13,7 +13,7 @@ and an image pointing elsewhere.
 - Mallory's message stays inert: no dialog opens, the browser asks nothing of any other
   host, and no script, image or ``javascript:`` link reaches the page.
 - "Show source" (a toggle button, ``aria-pressed``, named for its message, worked from the
-  keyboard) shows the exact text, whitespace kept, and "pressed" again the rendering.
+  keyboard; in the tree's rows a Tab stop while its row is the current one) shows the exact text, whitespace kept, and "pressed" again the rendering.
 - In span mode the messages are plain text: a span labelled over Markdown syntax is
   stored with offsets into the text itself (``text[start:end]`` is the span's text).
 - axe-core finds no serious or critical violation on these pages (but the admin's,
@@ -195,9 +195,12 @@ def test_show_source_shows_the_exact_text_from_the_keyboard(
     expect(toggle).to_have_attribute("aria-pressed", "false")
     expect(source).to_be_hidden()
     expect(page.locator("[data-panel-text] .markdown")).to_be_visible()
-    # The tree's rows have the toggle for the mouse, out of the Tab order (the keys move between rows).
+    # A row's toggle is a stop of the Tab key while its row is the current one, as its other buttons.
+    expect(page.locator('[role="treeitem"][data-id="q"] [data-message-source-toggle]')).to_have_attribute(
+        "tabindex", "-1"
+    )
     row_toggle = page.locator('[role="treeitem"][data-id="a"] [data-message-source-toggle]')
-    expect(row_toggle).to_have_attribute("tabindex", "-1")
+    expect(row_toggle).to_have_attribute("tabindex", "0")
     row_toggle.click()
     assert page.locator('[role="treeitem"][data-id="a"] [data-message-source]').inner_text() == REPLY
     expect(page.locator("[data-panel]")).to_be_visible()
@@ -320,8 +323,8 @@ def test_span_offsets_stay_exact_over_markdown_syntax(live_server: Any, page: Pa
     held = item_next(project=project, user=alice)
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
-    expect(page.locator('[role="treeitem"][data-id="q"] .node-text')).to_have_text(text)
-    expect(page.locator('[role="treeitem"] .markdown')).to_have_count(0)
+    expect(page.locator('.node[data-id="q"] .node-text')).to_have_text(text)
+    expect(page.locator(".node .markdown")).to_have_count(0)
     start = text.index("**`")
 
     select_text(page, "q", start, start + len("**`sum(rows)`**"))

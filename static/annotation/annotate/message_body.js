@@ -18,9 +18,10 @@ import { el } from "./elements.js";
 
 // options: spanMode (plain text only), className (added to the body's
 // classes) and compact (as inside the tree's rows, where the keys move
-// between messages: the button and links leave the Tab order, and code and
-// tables wrap or clip rather than scroll, since a scrolling block would need
-// the keyboard; the open message's panel has the whole body).
+// between messages: links leave the Tab order, and code and tables wrap or
+// clip rather than scroll, since a scrolling block would need a Tab stop;
+// the open message's panel has the whole body. The toggle starts out of the
+// Tab order; tree_view.js makes the current row's buttons a stop).
 export function messageBody(message, options) {
   var settings = options || {};
   var className = settings.className ? " " + settings.className : "";
