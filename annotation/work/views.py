@@ -82,12 +82,14 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
     except NotAssigned:
         return forbidden(request, "This item is not assigned to you.", project)
+    page_data = _annotate_page_data(item)
     context = {
         "project": project,
         "item": item,
         # Work a reviewer sent back says why, on the page its annotator fixes it on.
         "returned": review_returned(assignment=item.assignment),
-        "page_data": _json_script(_annotate_page_data(item), "annotate-data"),
+        "page_data": page_data,
+        "page_data_script": _json_script(page_data, "annotate-data"),
         # A training item says so, and where the annotator is in the training (annotation.quality.training).
         "training": _training(item),
         "widget_scripts": _widget_files(project_config(project).schemes, "widget_script"),
