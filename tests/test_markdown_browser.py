@@ -19,7 +19,7 @@ and an image pointing elsewhere.
 - axe-core finds no serious or critical violation on these pages (but the admin's,
   where axe's own probes add inline styles the admin's policy refuses), at 1280 and 390
   pixels; each page's screenshot at both widths is written to the test artifacts
-  (``BRANCHPOINT_TEST_ARTIFACTS``, by default ``tests/artifacts/``, which git ignores).
+  (``BRANCHPOINT_ARTIFACTS``, by default ``tests/artifacts/``, which git ignores).
 """
 
 from __future__ import annotations
@@ -43,9 +43,7 @@ from tests.annotation.schemes.test_spans_browser import expect_saved, open_item,
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ARTIFACTS = Path(
-    os.environ.get("BRANCHPOINT_TEST_ARTIFACTS") or Path(__file__).resolve().parent / "artifacts"
-)
+ARTIFACTS = Path(os.environ.get("BRANCHPOINT_ARTIFACTS") or Path(__file__).resolve().parent / "artifacts")
 CODE = 'def total(rows):\n    if not rows:\n        return 0\n    return sum(row["n"] for row in rows)\n'
 REPLY = f"""Here is a function that adds the `n` of each row:
 
