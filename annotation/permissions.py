@@ -17,6 +17,7 @@ from annotation.models import Annotation, Membership, Project
 from annotation.recent import Recent
 from trees import sql
 from trees.formats.records import TreeRecord
+from trees.markdown import message_html
 from trees.models import ConversationTree, Dataset
 from trees.selectors import OutlineRow
 
@@ -261,6 +262,9 @@ def can_report(user: User, project: Project) -> bool:
 # see it as imported. The admin and the commands are operators' tools: they show it all.
 
 DELETED_TEXT = "[deleted by a moderator]"
+# What stands in for a deleted message's kept HTML (trees.markdown): hiding the text alone
+# would leave it readable in its rendering.
+DELETED_HTML = message_html(DELETED_TEXT)
 
 
 class DeletedText:
@@ -300,11 +304,16 @@ class DeletedText:
         """``text`` if its message is not deleted or ``user`` may read it; else ``DELETED_TEXT``."""
         return text if not deleted or self.readable(tree_id) else DELETED_TEXT
 
+    def html(self, tree_id: int, html: str, deleted: bool) -> str:
+        """``html`` (a message's text rendered) if ``user`` may read the text; else ``DELETED_HTML``."""
+        return html if not deleted or self.readable(tree_id) else DELETED_HTML
+
     def outline(self, tree_id: int, rows: list[OutlineRow]) -> list[OutlineRow]:
         """``rows`` (``trees.selectors.tree_outline``) with deleted messages' text as ``user`` may read it."""
         if not any(row.deleted for row in rows) or self.readable(tree_id):
             return rows
-        return [dataclasses.replace(row, text=DELETED_TEXT) if row.deleted else row for row in rows]
+        hidden = {"text": DELETED_TEXT, "html": DELETED_HTML}
+        return [dataclasses.replace(row, **hidden) if row.deleted else row for row in rows]
 
     def record(self, tree_id: int | Dataset, record: TreeRecord) -> TreeRecord:
         """``record`` with the text of its deleted messages as ``user`` may read it (changed in place).

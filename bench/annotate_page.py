@@ -1,7 +1,8 @@
 """Speed of the annotator's loop on a 1,000-message tree, and its query counts.
 
 Builds a project over 1,000-message trees (three replies per message, so a
-third of them are decision points with a stored shuffled order) and one over
+third of them are decision points with a stored shuffled order, and a third
+with Markdown in them: code, a table, a list) and one over
 10-message trees, with an annotator; then measures, through Django's test
 client, the annotate page, GET item, next item (a fresh lease), a draft save
 and a submission: the SQL queries of each for both sizes (they must be the
@@ -44,8 +45,27 @@ annotation_schemes:
 ENDPOINTS = ("annotate page", "GET item", "next item", "draft save", "submit")
 
 
+# A chatbot reply's Markdown, in every third message: the page sends each message's rendered
+# HTML (trees.markdown, kept with the message) as well as its text.
+MARKDOWN = """
+
+```python
+def total(rows):
+    return sum(row["n"] for row in rows)
+```
+
+| rows | total |
+|------|------:|
+| two  | 5 |
+
+- **first**, with `code`
+- [a link](https://example.org)
+"""
+
+
 def bushy_item(item_id: str, size: int) -> dict[str, Any]:
-    """A Potato item of ``size`` messages, three replies per message, breadth first."""
+    """A Potato item of ``size`` messages, three replies per message, breadth first; every third
+    message has Markdown in it (``MARKDOWN``)."""
     words = [
         "the",
         "quick",
@@ -66,6 +86,8 @@ def bushy_item(item_id: str, size: int) -> dict[str, Any]:
         parent = nodes[(index - 1) // 3]
         role = "assistant" if parent["role"] == "user" else "user"
         text = " ".join(words[(index + k) % len(words)] for k in range(40 + index % 80))
+        if index % 3 == 0:
+            text += MARKDOWN
         node = {"id": f"n{index}", "role": role, "content": text, "children": []}
         parent["children"].append(node)
         nodes.append(node)

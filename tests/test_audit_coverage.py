@@ -82,7 +82,14 @@ from tests.evaluation.samples import CONVERSATIONS, CRITERIA, scheduling_project
 from tests.factories import AnnotationFactory, RubricFactory
 from trees.audit import AuditedCommand, audit_context, registered_actions
 from trees.models import AuditEntry, ConversationTree, Dataset, Message
-from trees.services import dataset_create, dataset_get_or_create, dataset_update, tree_import, trees_export
+from trees.services import (
+    dataset_create,
+    dataset_get_or_create,
+    dataset_update,
+    messages_render,
+    tree_import,
+    trees_export,
+)
 from trees.vocabulary import GROWING, READY_FOR_SCORING, SCORING_FAILED
 
 pytestmark = pytest.mark.django_db
@@ -205,6 +212,7 @@ NOT_LOGGED = {
     "trees.store.allocate_ids": "part of tree_import and project_evaluate (bulk writes)",
     "trees.store.insert_rows": "part of tree_import and project_evaluate (bulk writes)",
     "trees.store.trees_store": "part of tree_import",
+    "trees.store.messages_html_refresh": "part of messages_render (walked)",
     "annotation.projects.services.project_items_sync": "part of project_create and of tree imports: items follow the dataset",
     "annotation.projects.services.user_get_or_create_unusable": "part of annotations_import, whose entry names the accounts",
     "annotation.projects.references.reference_user": (
@@ -339,6 +347,14 @@ def walk_trees_export(w: World) -> list[Row]:
     with w.acting():
         list(trees_export(dataset=w.dataset, format_name="potato"))
     return [("trees.export", "root", DATASET, "judge-trees", "judge-trees")]
+
+
+def walk_messages_render(w: World) -> list[Row]:
+    Message.objects.filter(tree__dataset=w.dataset).update(html_version=0)
+    with w.acting():
+        assert messages_render() > 0
+        messages_render()  # nothing left to render: nothing logged
+    return [("messages.render", "root", "", "", "")]
 
 
 def walk_project_create(w: World) -> list[Row]:
@@ -754,6 +770,7 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "trees.services.dataset_update": walk_dataset_update,
     "trees.services.tree_import": walk_tree_import,
     "trees.services.trees_export": walk_trees_export,
+    "trees.services.messages_render": walk_messages_render,
     "annotation.projects.services.project_create": walk_project_create,
     "annotation.projects.services.project_update": walk_project_update,
     "annotation.projects.services.project_config_update": walk_project_config_update,

@@ -67,6 +67,7 @@ actions_register(
         "trees.import": "imported trees",
         "trees.export": "exported trees",
         "tree.delete": "deleted a tree",
+        "messages.render": "rendered messages' HTML again",
     }
 )
 

@@ -4,6 +4,8 @@ A tree's nodes keep the ids they came with (``external_id``): exports and every
 annotation refer to those, never to database ids or positions.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
@@ -11,6 +13,7 @@ from django.utils import timezone
 
 from trees import vocabulary
 from trees.fields import JSONField
+from trees.markdown import RENDERER_VERSION, stored_html
 
 
 class Dataset(models.Model):
@@ -70,6 +73,14 @@ class Message(models.Model):
     external_id = models.CharField(max_length=255, help_text="The node id from the imported file.")
     role = models.CharField(max_length=16, choices=[(role, role) for role in vocabulary.ROLES])
     text = models.TextField(blank=True)
+    # The text as safe HTML (trees.markdown), rendered when the text is written and kept:
+    # messages do not change, and a page of 1,000 messages must not render them each time.
+    # Null for prose with no Markdown in it, whose HTML (its paragraphs) costs less to make
+    # again than to store twice. ``html_version`` is the renderer's version that wrote it
+    # (0: never rendered); pages render rows of another version afresh until
+    # ``manage.py messages_render`` keeps them. Read it through ``trees.markdown.kept_html``.
+    html = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
+    html_version = models.PositiveSmallIntegerField(default=0, editable=False)
     # Null (not "") when the source did not say: formats such as Open-Assistant's
     # leave unknown values out, and an export must leave them out again.
     lang = models.CharField(max_length=32, null=True, blank=True)  # noqa: DJ001
@@ -107,6 +118,16 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Saves the text's HTML with it, so the two never disagree (bulk writes render it
+        themselves: ``trees.store``)."""
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or "text" in update_fields:
+            self.html, self.html_version = stored_html(self.text), RENDERER_VERSION
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "html", "html_version"}
+        super().save(*args, **kwargs)
 
 
 def audit_actions() -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from trees import sql
+from trees.markdown import kept_html
 from trees.models import ConversationTree, Dataset, Message
 from trees.nesting import children_by_parent, preorder
 from trees.shapes import TreeShape
@@ -36,6 +37,8 @@ _OUTLINE_FIELDS = (
     "model_name",
     "rank",
     "deleted",
+    "html",
+    "html_version",
 )
 
 
@@ -54,6 +57,7 @@ class OutlineRow:
     parent_external_id: str | None
     role: str
     text: str
+    html: str  # the text as safe HTML (trees.markdown)
     lang: str | None
     synthetic: bool
     model_name: str | None
@@ -117,7 +121,8 @@ def tree_outline(tree: ConversationTree) -> list[OutlineRow]:
             sibling_slots[row[0]] = (index, len(siblings))
     outline = []
     for row, depth in preorder(roots, children, key=lambda row: row[0]):
-        pk, parent_id, external_id, role, text, lang, _position, synthetic, model_name, rank, deleted = row
+        *shown, html, html_version = row
+        pk, parent_id, external_id, role, text, lang, _position, synthetic, model_name, rank, deleted = shown
         sibling_index, sibling_count = sibling_slots[pk]
         outline.append(
             OutlineRow(
@@ -126,6 +131,7 @@ def tree_outline(tree: ConversationTree) -> list[OutlineRow]:
                 parent_external_id=external_ids.get(parent_id) if parent_id is not None else None,
                 role=role,
                 text=text,
+                html=kept_html(html, html_version, text),
                 lang=lang,
                 synthetic=bool(synthetic),
                 model_name=model_name,

@@ -16,7 +16,7 @@ from trees.formats.bounds import ReadBounds, decompressed
 from trees.formats.records import FormatError, ImportIssue, TreeRecord
 from trees.models import ConversationTree, Dataset
 from trees.signals import trees_imported
-from trees.store import existing_tree_ids, gc_paused, tree_records, trees_store
+from trees.store import existing_tree_ids, gc_paused, messages_html_refresh, tree_records, trees_store
 from trees.validation import ImportLimits, ItemIds, check_limits, read_bounds
 
 BATCH_TREES = 1000
@@ -281,3 +281,20 @@ def trees_export(
         scope=dataset.name,
         details={"format": format_name, "options": dict(options or {})},
     )
+
+
+def messages_render(*, batch_size: int = 2000) -> int:
+    """Keep every message's HTML as the current renderer writes it (``trees.markdown``); returns
+    how many messages were rendered again. Run after a renderer change (``RENDERER_VERSION``):
+    until then pages render the older rows afresh on each view. Each batch commits on its own,
+    so a long run can be stopped and started again."""
+    count = 0
+    while True:
+        with transaction.atomic():
+            done = messages_html_refresh(batch_size=batch_size)
+        count += done
+        if done < batch_size:
+            break
+    if count:
+        audit_record("messages.render", details={"messages": count})
+    return count

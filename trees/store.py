@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from trees.formats.jsonstream import decode_stored, encode
 from trees.formats.records import MessageRecord, TreeRecord
+from trees.markdown import RENDERER_VERSION, stored_html
 from trees.models import ConversationTree, Dataset, Message
 
 TREE_COLUMNS = ("id", "dataset_id", "external_id", "state", "metadata", "created_at", "updated_at")
@@ -30,6 +31,8 @@ MESSAGE_COLUMNS = (
     "external_id",
     "role",
     "text",
+    "html",
+    "html_version",
     "lang",
     "depth",
     "position",
@@ -135,6 +138,7 @@ def _message_rows(trees: Sequence[tuple[int, TreeRecord]], author_id: int | None
     ids = allocate_ids(Message, sum(len(record.messages) for _, record in trees))
     created_at = _now_for_database()
     dumps = encode
+    render = stored_html
     rows = []
     append = rows.append
     next_id = 0
@@ -150,6 +154,8 @@ def _message_rows(trees: Sequence[tuple[int, TreeRecord]], author_id: int | None
                     message.external_id,
                     message.role,
                     message.text,
+                    render(message.text),
+                    RENDERER_VERSION,
                     message.lang,
                     message.depth,
                     message.position,
@@ -313,3 +319,22 @@ def tree_records(trees: QuerySet[ConversationTree], *, chunk_size: int = 500) ->
         if len(chunk) < chunk_size:
             return  # the last page: asking for another would cost a query
         last = chunk[-1][0]
+
+
+def messages_html_refresh(*, batch_size: int = 2000) -> int:
+    """Render and keep the HTML of up to ``batch_size`` messages whose kept HTML another renderer
+    version wrote (``trees.markdown.RENDERER_VERSION``); returns how many. Two round trips: their
+    text, then an UPDATE per row, sent together."""
+    table = connection.ops.quote_name(Message._meta.db_table)
+    batch = list(
+        Message.objects.exclude(html_version=RENDERER_VERSION)
+        .order_by("pk")
+        .values_list("pk", "text")[:batch_size]
+    )
+    if batch:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET html = %s, html_version = %s WHERE id = %s",
+                [(stored_html(text), RENDERER_VERSION, pk) for pk, text in batch],
+            )
+    return len(batch)

@@ -113,6 +113,9 @@ class MessageOutputSerializer(serializers.Serializer):
     parent = serializers.CharField(source="parent_external_id", allow_null=True)
     role = serializers.CharField()
     text = serializers.CharField()
+    html = serializers.CharField(
+        help_text="The text rendered as Markdown and sanitised (docs/security.md): safe to show as it is."
+    )
     depth = serializers.IntegerField()
     lang = serializers.CharField(allow_null=True)
 
@@ -249,7 +252,8 @@ class SubmitOutputSerializer(WriteOutputSerializer):
     feedback = serializers.JSONField(
         allow_null=True,
         help_text="For a training item: each scheme's expected answer beside the annotator's (`schemes`), "
-        "the item's `score` and `explanation`, and their `training` status; null for any other item.",
+        "the item's `score` and `explanation` (and `explanation_html`, the explanation rendered as "
+        "Markdown and sanitised), and their `training` status; null for any other item.",
     )
 
 

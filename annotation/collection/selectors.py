@@ -21,6 +21,7 @@ from annotation.collection.models import CollectedTree, Task
 from annotation.models import Project
 from annotation.permissions import DeletedText
 from annotation.projects import text_labels as label_vocabulary
+from trees.markdown import kept_html
 from trees.models import ConversationTree, Message
 
 
@@ -31,6 +32,7 @@ class Turn:
     id: str
     role: str
     text: str
+    html: str  # the text as safe HTML (trees.markdown)
     lang: str | None
     synthetic: bool = False
 
@@ -108,12 +110,25 @@ def task_view(task: Task, *, shown: DeletedText) -> TaskView:
         ConversationTree.objects.filter(pk=task.tree_id).values_list("external_id", "state").get()
     )
     rows = {
-        pk: (parent_id, Turn(external_id, role, shown.text(task.tree_id, text, deleted), lang, synthetic))
-        for pk, parent_id, external_id, role, text, lang, synthetic, deleted in Message.objects.filter(
-            tree_id=task.tree_id
+        pk: (
+            parent_id,
+            Turn(
+                external_id,
+                role,
+                shown.text(task.tree_id, text, deleted),
+                shown.html(task.tree_id, kept_html(html, html_version, text), deleted),
+                lang,
+                synthetic,
+            ),
         )
-        .order_by()
-        .values_list("pk", "parent_id", "external_id", "role", "text", "lang", "synthetic", "deleted")
+        for pk, parent_id, external_id, role, text, html, html_version, lang, synthetic, deleted in (
+            Message.objects.filter(tree_id=task.tree_id)
+            .order_by()
+            .values_list(
+                *("pk", "parent_id", "external_id", "role", "text"),
+                *("html", "html_version", "lang", "synthetic", "deleted"),
+            )
+        )
     }
     chain, at = [], task.message_id
     while at is not None and at in rows:

@@ -28,6 +28,7 @@ from annotation.projects.config import project_config
 from annotation.projects.quality_config import TrainingConfig
 from annotation.quality.gold_scoring import answers_score, scored_schemes
 from annotation.schemes.answer_text import answer_text
+from trees.markdown import message_html
 
 OFF, NOT_STARTED, IN_PROGRESS, PASSED, FAILED = "off", "not_started", "in_progress", "passed", "failed"
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -156,6 +157,8 @@ def training_feedback(*, project: Project, assignment: Assignment) -> dict[str, 
     return {
         "score": result.score,
         "explanation": item.gold_explanation,
+        # The explanation is Markdown, as messages are: rendered and sanitised alike.
+        "explanation_html": message_html(item.gold_explanation),
         "schemes": schemes,
         "training": status.as_dict() | {"summary": str(status)},
     }

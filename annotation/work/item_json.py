@@ -29,13 +29,15 @@ def assignment_data(assignment: Any) -> dict[str, Any]:
 
 
 def messages_data(outline: Any) -> list[dict[str, Any]]:
-    """A tree's messages in preorder, each naming its parent by id (null for the root)."""
+    """A tree's messages in preorder, each naming its parent by id (null for the root), with its
+    text and the text as safe HTML (``trees.markdown``: sanitised, for a page to show as it is)."""
     return [
         {
             "id": row.external_id,
             "parent": row.parent_external_id,
             "role": row.role,
             "text": row.text,
+            "html": row.html,
             "depth": row.depth,
             "lang": row.lang,
         }

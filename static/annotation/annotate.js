@@ -15,6 +15,7 @@
  *   row_marks.js          what each row has, at a glance
  *   summary.js            the line above Submit: how far the tree is done
  *   panel.js              the open message, its widgets and comparisons
+ *   message_body.js       a message's body: its rendered Markdown, its source
  *   comparisons.js        branch comparison: pairs or a ranking
  *   path.js               path selection: the bars and the commands
  *   item_schemes.js       the questions about the whole conversation
@@ -23,7 +24,8 @@
  *   keyboard.js           the keys and their help
  *   flash.js, elements.js the flash line; making elements
  *
- * Message text is only ever copied with textContent. No inline script, no
+ * Message text is only ever copied with textContent; its HTML, sanitised on
+ * the server, goes in through message_body.js alone. No inline script, no
  * dependencies, no build step: native modules, whose imports name the files
  * as they are (production static storage rewrites them to the hashed names,
  * see config/static_storage.py). No globals beyond the widget files' contract.
@@ -83,8 +85,12 @@ function start(root, data) {
     autosave.changed();
     summary();
   };
+  var messages = data.item.tree.messages || [];
+  var spanMode = part("tree").hasAttribute("data-span-mode");
   var comparisons = createComparisons({
     tree: tree,
+    messages: messages,
+    spanMode: spanMode,
     answers: answers,
     widgets: widgets,
     item: item,
@@ -94,6 +100,8 @@ function start(root, data) {
   var panel = createPanel({
     part: part,
     tree: tree,
+    messages: messages,
+    spanMode: spanMode,
     answers: answers,
     widgets: widgets,
     markRow: markRow,

@@ -5,9 +5,9 @@ Hank writes a prompt with a phone number in the garden collect project; Alice ho
 task to review it; Maggie (garden's manager) deletes it, reason "PII". Rita reviews garden.
 Judge is an annotate project over garden's trees: Dana manages it, Bob annotates it.
 
-- Every read of the message's text goes through ``permissions.DeletedText``: its text is
-  shown to admins and garden's managers and reviewers; everyone else reads
-  ``DELETED_TEXT`` in its place (the message keeps its place and ``deleted`` flag), and
+- Every read of the message's text goes through ``permissions.DeletedText``: its text (and
+  its rendered HTML) is shown to admins and garden's managers and reviewers; everyone else
+  reads ``DELETED_TEXT`` (and ``DELETED_HTML``) in its place (the message keeps its place and ``deleted`` flag), and
   never the reason.
 - So, per path: the collected tree and the task (API, page) for garden's annotators; the
   item and the annotate page for judge's annotator; the review page, the project's export,
@@ -27,7 +27,7 @@ from django.urls import reverse
 from annotation.collection.moderation import message_delete
 from annotation.collection.tasks import task_next
 from annotation.models import Membership
-from annotation.permissions import DELETED_TEXT
+from annotation.permissions import DELETED_HTML, DELETED_TEXT
 from annotation.projects.services import membership_add, project_create
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_submit
@@ -103,6 +103,7 @@ def test_another_projects_annotator_reads_the_placeholder_in_the_item_and_on_the
     page = bob.get(reverse("annotation:item", kwargs={"name": "judge", "tree_id": tree_id}))
 
     assert [message["text"] for message in item.json()["tree"]["messages"]] == [DELETED_TEXT]
+    assert [message["html"] for message in item.json()["tree"]["messages"]] == [DELETED_HTML]
     assert page.status_code == 200
     assert PII not in page.content.decode() and DELETED_TEXT in page.content.decode()
 

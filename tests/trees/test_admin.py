@@ -195,7 +195,8 @@ class PageParser(HTMLParser):
     """Collects the outline's tree items, changelist rows and the import report from a page.
 
     Each tree item keeps its attributes and the text of its labelled parts
-    (``role``, ``id``, ``depth``, ``branch``, ``text``); each changelist row
+    (``role``, ``id``, ``depth``, ``branch``, ``text``, and the message's ``rendered``
+    Markdown and exact ``source`` within the text); each changelist row
     maps its ``field-*`` classes to cell text.
     """
 
@@ -205,6 +206,8 @@ class PageParser(HTMLParser):
         "outline-depth": "depth",
         "outline-branch": "branch",
         "outline-text": "text",
+        "markdown": "rendered",
+        "message-source": "source",
     }
 
     def __init__(self) -> None:
@@ -830,7 +833,10 @@ def test_the_tree_page_draws_the_whole_tree_in_preorder(
     assert [item["parts"]["role"] for item in page.items] == ["system", "user", "assistant", "user"]
     assert {"outline-role-system", "outline-indent-0"} <= root["classes"]
     assert {"outline-role-assistant", "outline-indent-2"} <= a1["classes"]
-    assert a1["parts"]["text"] == "No.\n\nStill no."  # in full, line breaks kept
+    # In full: rendered as Markdown (two paragraphs), and the exact text as its source (the
+    # newline after <pre> is the one a browser's parser drops).
+    assert a1["parts"]["rendered"] == "No.\nStill no.\n"
+    assert a1["parts"]["source"] == "\nNo.\n\nStill no."
     assert a1["parts"]["depth"] == "depth 2"
     # Collapsible nodes say so; leaves do not claim to be.
     assert [item["attrs"].get("aria-expanded") for item in page.items] == ["true", "true", None, None]
@@ -844,7 +850,8 @@ def test_the_tree_page_escapes_message_text(as_alice: Client, small_tree: Conver
     response = as_alice.get(tree_page_url(small_tree))
 
     page = parse(response)
-    assert page.items[1]["parts"]["text"] == XSS
+    assert page.items[1]["parts"]["rendered"] == XSS + "\n"  # as text, in its Markdown
+    assert page.items[1]["parts"]["source"] == "\n" + XSS
     assert XSS.encode() not in response.content
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in response.content
 

@@ -9,6 +9,7 @@
  */
 
 import { el, nextId } from "./elements.js";
+import { messageBody } from "./message_body.js";
 import { fieldset } from "./widgets.js";
 
 var LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -17,8 +18,9 @@ function letter(index) {
   return index < LETTERS.length ? LETTERS[index] : "#" + (index + 1);
 }
 
-// options: tree (tree_view.js), answers (answers.js), widgets (widgets.js),
-// item ({editable}), markRow (row_marks.js: the branch point's row says
+// options: tree (tree_view.js), messages (the item's, as the server sent
+// them), spanMode (plain text: message_body.js), answers (answers.js),
+// widgets (widgets.js), item ({editable}), markRow (row_marks.js: the branch point's row says
 // whether its replies are compared) and changed (autosave.js).
 export function createComparisons(options) {
   var tree = options.tree;
@@ -26,6 +28,10 @@ export function createComparisons(options) {
   var widgets = options.widgets;
   var item = options.item;
   var compareSchemes = answers.compareSchemes;
+  var messageById = new Map();
+  (options.messages || []).forEach(function (message) {
+    messageById.set(message.id, message);
+  });
 
   function changed(parent) {
     options.markRow(parent);
@@ -55,7 +61,7 @@ export function createComparisons(options) {
           el("strong", { class: "reply-letter", text: letter(index) }),
           " ",
           el("code", { text: child }),
-          el("div", { class: "reply-text", text: tree.textOf(child) }),
+          messageBody(messageById.get(child), { className: "reply-text", spanMode: options.spanMode }),
         ]));
       });
       section.appendChild(replies);

@@ -6,9 +6,12 @@
  * answer, and the path changes through the path commands alone.
  */
 
+import { messageBody } from "./message_body.js";
+
 // options: part (the page's parts by data- name), tree (tree_view.js),
-// answers (answers.js), widgets (widgets.js), markRow (row_marks.js),
-// comparisons (comparisons.js) and changed (autosave.js).
+// messages (the item's, as the server sent them), spanMode (plain text:
+// message_body.js), answers (answers.js), widgets (widgets.js), markRow
+// (row_marks.js), comparisons (comparisons.js) and changed (autosave.js).
 export function createPanel(options) {
   var part = options.part;
   var tree = options.tree;
@@ -18,7 +21,19 @@ export function createPanel(options) {
   var changed = options.changed;
   var treeSchemes = answers.treeSchemes;
   var panel = part("panel");
+  var messageById = new Map();
+  (options.messages || []).forEach(function (message) {
+    messageById.set(message.id, message);
+  });
   var openId = null;
+
+  // The message's body (rendered, with its source a press away) in place of what `box` held.
+  function showBody(box, id) {
+    box.textContent = "";
+    if (id !== null) {
+      box.appendChild(messageBody(messageById.get(id), { spanMode: options.spanMode }));
+    }
+  }
   var panelWidgets = [];
 
   function openNode(id) {
@@ -32,11 +47,11 @@ export function createPanel(options) {
     part("panel-heading").textContent = "Message " + id;
     part("panel-role").textContent = tree.roleOf(id);
     part("panel-id").textContent = id;
-    part("panel-text").textContent = tree.textOf(id);
+    showBody(part("panel-text"), id);
     var parent = tree.parentOf(id);
     part("panel-context").hidden = parent === null;
     part("panel-parent-id").textContent = parent === null ? "" : parent;
-    part("panel-parent-text").textContent = parent === null ? "" : tree.textOf(parent);
+    showBody(part("panel-parent-text"), parent);
 
     panelWidgets = [];
     var widgetsBox = part("panel-widgets");

@@ -59,7 +59,13 @@ export function createTrainingFeedback(options) {
     });
     part("feedback-heading").textContent = feedback.score === null ? "The expected answers" : "Your score: " + percent(feedback.score);
     part("feedback-explanation").hidden = !feedback.explanation;
-    part("feedback-explanation-text").textContent = feedback.explanation || "";
+    // Markdown, rendered and sanitised on the server (trees/markdown.py), as messages are.
+    var explanation = part("feedback-explanation-text");
+    if (typeof feedback.explanation_html === "string") {
+      explanation.innerHTML = feedback.explanation_html;
+    } else {
+      explanation.textContent = feedback.explanation || "";
+    }
     part("feedback-status").textContent = trainingNews(feedback.training);
     autosave.setStatus("Submitted.");
     var box = part("feedback");

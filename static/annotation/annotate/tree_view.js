@@ -17,6 +17,7 @@
  */
 
 import { el } from "./elements.js";
+import { messageBody } from "./message_body.js";
 import { treeShape } from "./tree_shape.js";
 
 var TREE_ATTRIBUTES = ["role", "aria-level", "aria-setsize", "aria-posinset", "aria-expanded", "aria-selected"];
@@ -80,9 +81,9 @@ export function createTreeView(treeElement, messages) {
     }
   });
 
-  // The row's text element: the one place it is made.
+  // The row's text element: the one place it is made (its rendered Markdown, or plain text in span mode).
   function messageText(message) {
-    return el("div", { class: "node-text", lang: message.lang, text: message.text });
+    return messageBody(message, { className: "node-text", spanMode: treeElement.hasAttribute("data-span-mode"), compact: true });
   }
 
   // The visible turn number with its name for screen readers ("turn 37").

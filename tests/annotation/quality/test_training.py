@@ -205,6 +205,7 @@ def test_submitting_a_training_item_answers_with_the_expected_answers_beside_the
     assert response.json()["feedback"] == {
         "score": 0.0,
         "explanation": "It thanks the agent.",
+        "explanation_html": "<p>It thanks the agent.</p>\n",
         "schemes": [
             {
                 "scheme": "sentiment",

@@ -30,6 +30,7 @@ def outline(*nodes: tuple[str, str | None, str]) -> list[OutlineRow]:
                 parent_external_id=parent,
                 role=role,
                 text=f"text of {node}",
+                html=f"<p>text of {node}</p>\n",
                 lang=None,
                 synthetic=False,
                 model_name=None,

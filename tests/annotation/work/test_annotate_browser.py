@@ -84,8 +84,12 @@ def test_rating_and_choosing_a_path_with_the_keyboard_gives_the_documented_outpu
     expect(node(page, "resp_a")).to_have_class(re.compile(r"\brole-assistant\b"))
     expect(page.locator(".node-branch")).to_have_count(1)
     expect(node(page, "root").locator(".node-branch")).to_have_text("branch point: 2 replies")
-    expect(node(page, "root").locator(".node-text")).to_have_text("Hello, I need help with my order")
-    expect(node(page, "resp_b").locator(".node-text")).to_have_text("Sure, what seems to be the problem?")
+    expect(node(page, "root").locator(".node-text .markdown")).to_have_text(
+        "Hello, I need help with my order"
+    )
+    expect(node(page, "resp_b").locator(".node-text .markdown")).to_have_text(
+        "Sure, what seems to be the problem?"
+    )
     expect(node(page, "root")).to_be_focused()
 
     page.keyboard.press("?")
@@ -97,10 +101,12 @@ def test_rating_and_choosing_a_path_with_the_keyboard_gives_the_documented_outpu
     page.keyboard.press("j")
     expect(node(page, "resp_a")).to_be_focused()
     page.keyboard.press("Enter")
-    expect(page.locator("[data-panel-text]")).to_have_text(
+    expect(page.locator("[data-panel-text] .markdown")).to_have_text(
         "I'd be happy to help! Can you provide your order number?"
     )
-    expect(page.locator("[data-panel-parent-text]")).to_have_text("Hello, I need help with my order")
+    expect(page.locator("[data-panel-parent-text] .markdown")).to_have_text(
+        "Hello, I need help with my order"
+    )
     page.keyboard.press("4")
     page.keyboard.press("p")
     page.keyboard.press("ArrowDown")
@@ -208,9 +214,9 @@ def test_message_text_is_shown_as_text_never_run_as_markup(
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
 
-    expect(node(page, "root").locator(".node-text")).to_have_text(text)
+    expect(node(page, "root").locator(".node-text .markdown")).to_have_text(text)
     page.keyboard.press("j")
     page.keyboard.press("Enter")
-    expect(page.locator("[data-panel-parent-text]")).to_have_text(text)
+    expect(page.locator("[data-panel-parent-text] .markdown")).to_have_text(text)
     expect(page.locator("[data-annotate] img, [data-annotate] b")).to_have_count(0)
     assert page.title() != "owned"

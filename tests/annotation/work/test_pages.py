@@ -270,6 +270,9 @@ def test_the_annotate_page_never_lets_message_text_out_as_markup_and_runs_only_i
     assert "<script>alert" not in html
     assert "<img" not in html
     assert page_data(response)["item"]["tree"]["messages"][0]["text"] == text
+    assert page_data(response)["item"]["tree"]["messages"][0]["html"] == (
+        "<p>&lt;/script&gt;&lt;script&gt;alert('x')&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p>\n"
+    )
     assert Scripts(html).scripts == [
         {"id": "annotate-data", "type": "application/json"},
         {"type": "module", "src": "/static/annotation/annotate.js"},
