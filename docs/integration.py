@@ -25,7 +25,12 @@ HOOK_PORT = int(os.environ.get("HOOK_PORT", "8765"))
 SECRET = "integration-secret-" + os.urandom(8).hex()
 CONFIG = """
 annotation_schemes:
-  - {annotation_type: likert, name: helpful, description: How helpful is the reply, size: 5, min_label: Unhelpful, max_label: Very helpful}
+  - annotation_type: likert
+    name: helpful
+    description: How helpful is the reply
+    size: 5
+    min_label: Unhelpful
+    max_label: Very helpful
   - {annotation_type: text, name: note, description: A note}
 """
 USED = [
@@ -36,6 +41,8 @@ USED = [
     ("post", "/api/v1/projects/{name}/webhooks"),
     ("post", "/api/v1/projects/{name}/items/next"),
     ("post", "/api/v1/projects/{name}/items/{tree_id}/submit"),
+    ("get", "/api/v1/projects/{name}/items/{tree_id}/final"),
+    ("put", "/api/v1/projects/{name}/items/{tree_id}/final"),
     ("get", "/api/v1/projects/{name}/export"),
     ("get", "/api/v1/projects/{name}/webhooks/{webhook_id}/deliveries"),
 ]
@@ -126,7 +133,7 @@ def main():
     print(f"project {PROJECT}: annotator added, webhook {webhook['id']} subscribed to item.submitted")
 
     # 4. The annotator's loop: next item, answer, submit, until nothing is left (404 no_items).
-    submitted = 0
+    submitted = []
     while True:
         response = call(annotator, "post", f"projects/{PROJECT}/items/next", expect=(200, 404))
         if response.status_code == 404:
@@ -135,13 +142,18 @@ def main():
         answers = {"helpful": {"rating": 4}, "note": {"text": "Short and right."}}
         body = {"version": item["assignment"]["version"], "annotations": answers}
         call(annotator, "post", f"projects/{PROJECT}/items/{item['tree']['id']}/submit", json=body)
-        submitted += 1
-    print(f"annotator submitted {submitted} items")
+        submitted.append(item["tree"]["id"])
+    print(f"annotator submitted {len(submitted)} items")
 
-    # 5. Pull the answers: one JSON record per line.
-    export = call(admin, "get", f"projects/{PROJECT}/export", params={"format": "potato", "status": "all"})
+    # 5. Final answers: with one annotator, adjudicating an item is taking their answer whole
+    #    (at the version read); then pull the finals, one JSON record per line.
+    for tree_id in submitted:
+        final = call(admin, "get", f"projects/{PROJECT}/items/{tree_id}/final").json()
+        body = {"version": final["version"], "take": ANNOTATOR_NAME}
+        call(admin, "put", f"projects/{PROJECT}/items/{tree_id}/final", json=body)
+    export = call(admin, "get", f"projects/{PROJECT}/export", params={"format": "potato", "status": "final"})
     records = [json.loads(line) for line in export.text.splitlines() if line.strip()]
-    print(f"export: {len(records)} records")
+    print(f"finals: {len(records)} records, from {sorted({r['provenance']['helpful'] for r in records})}")
 
     # 6. The webhook, sent by `manage.py send_webhooks` (its delivery's status, while waiting).
     deadline = time.monotonic() + 60

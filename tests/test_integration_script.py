@@ -74,11 +74,11 @@ def test_the_integration_script_runs_against_a_live_server(
     # Ids are the database's: on PostgreSQL, sequences go on from earlier tests.
     printed = [re.sub(r"webhook \d+ ", "webhook 1 ", line) for line in done.stdout.splitlines()]
     assert printed == [
-        "schema: 9 operations used, all there",
+        "schema: 11 operations used, all there",
         "dataset integration-trees: 2 trees imported",
         "project integration: annotator added, webhook 1 subscribed to item.submitted",
         "annotator submitted 2 items",
-        "export: 2 records",
+        "finals: 2 records, from ['annotator']",
         "webhook: item.submitted for integration-0 by annotator, signature verified",
     ]
     assert Delivery.objects.filter(status="delivered").count() >= 1
