@@ -67,8 +67,8 @@ HOSTILE = """Look: <script>alert("script")</script> and <img src=x onerror=alert
 
 ![pixel](https://tracker.invalid/pixel.png)
 """
-LABELLER = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, labels: [good, bad]}\n"
-SPANS = "annotation_schemes:\n  - annotation_type: span\n    name: marks\n    labels: [syntax, code]\n"
+LABELLER = "annotation_schemes:\n  - {annotation_type: radio, name: verdict, description: Verdict, labels: [good, bad]}\n"
+SPANS = "annotation_schemes:\n  - annotation_type: span\n    name: marks\n    description: Marks\n    labels: [syntax, code]\n"
 ITEM = {
     "id": "totals",
     "tree": {
@@ -209,7 +209,7 @@ def test_the_review_page_renders_replies_and_keeps_hostile_markdown_inert(
 ) -> None:
     alice, maggie = person("alice"), person("maggie")
     tree_config = (
-        "annotation_schemes:\n  - annotation_type: tree_annotation\n    name: judged\n"
+        "annotation_schemes:\n  - annotation_type: tree_annotation\n    name: judged\n    description: Judged\n"
         "    node_scheme: {annotation_type: likert, size: 5, min_label: Poor, max_label: Excellent}\n"
     )
     project = project_over("totals", tree_config, [ITEM], [alice], managers=[maggie])
