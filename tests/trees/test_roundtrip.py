@@ -127,6 +127,17 @@ def test_flat_messages_come_back_as_they_went_in_parents_first():
     assert load(exported.encode(), "flat") == exported
 
 
+def test_flat_roles_come_back_spelled_as_they_went_in():
+    lines = [
+        line | {"role": {"user": "prompter", "assistant": "Assistant"}[line["role"]]} for line in FLAT_LINES
+    ]
+
+    exported = load(jsonl(lines), "flat")
+
+    assert objects(exported) == lines
+    assert load(exported.encode(), "flat") == exported
+
+
 def test_flat_messages_without_tree_ids_come_back_grouped_under_their_root():
     lines = [{key: value for key, value in line.items() if key != "tree_id"} for line in FLAT_LINES[:4]]
 

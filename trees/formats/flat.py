@@ -1,10 +1,11 @@
 """Flat message lists: one message per line, trees held together by ``parent_id``.
 
 Each line is ``{id, parent_id, tree_id?, role, text, ...}``; any other key
-goes to the message's metadata. With ``tree_id`` a file is read one tree at a
-time (a tree's lines must be consecutive); without it every message with a
-null ``parent_id`` starts a tree named after it, and the whole file is read
-before trees are formed.
+goes to the message's metadata. A role spelled otherwise than its name
+(``prompter``, ``User``) is read as the role and written back as it was spelled.
+With ``tree_id`` a file is read one tree at a time (a tree's lines must be
+consecutive); without it every message with a null ``parent_id`` starts a tree
+named after it, and the whole file is read before trees are formed.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from trees.formats.nested import MISSING, read_node_id
 from trees.formats.records import (
     JSONL,
     OPTIONAL_FIELDS,
+    ROLE_AS_WRITTEN,
     ImportIssue,
     MessageRecord,
     TreeRecord,
     optional_fields_to_write,
     read_optional_fields,
+    spelled_role,
     type_name,
     visible_metadata,
 )
@@ -136,6 +139,8 @@ def _parse_message(line: int, value: dict[str, Any], tree: TreeRecord) -> Messag
         metadata={key: item for key, item in value.items() if key not in _STRUCTURAL and key != text_key},
         line=line,
     )
+    if role and value["role"] != role:
+        message.metadata[ROLE_AS_WRITTEN] = value["role"]  # written back as it was: "prompter", "User"
     read_optional_fields(value, message, tree, lambda: "")
     return message if external_id is not None else None
 
@@ -290,12 +295,18 @@ def _line_body(tree: TreeRecord, message: MessageRecord) -> dict[str, Any]:
         "id": message.external_id,
         "parent_id": message.parent_id,
         "tree_id": tree.external_id,
-        "role": message.role,
+        "role": _role_out(message),
         "text": message.text,
     }
     body.update(optional_fields_to_write(message))
     body.update(visible_metadata(message.metadata))
     return body
+
+
+def _role_out(message: MessageRecord) -> str:
+    """The role as the flat file it came from spelled it, when that still reads as the role."""
+    spelling = spelled_role(message, ROLE_AS_WRITTEN)
+    return spelling if vocabulary.normalize_role(spelling) == message.role else message.role
 
 
 def write(trees: Iterable[TreeRecord], **_: Any) -> Iterator[str]:

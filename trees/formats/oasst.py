@@ -17,6 +17,7 @@ from trees.formats.bounds import DEFAULT_BOUNDS, TREE_NESTING, ReadBounds, tree_
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
 from trees.formats.records import (
+    BOOKKEEPING,
     JSONL,
     OMITTED,
     ImportIssue,
@@ -139,7 +140,7 @@ def _node_body(message: MessageRecord) -> dict[str, Any]:
         body["model_name"] = message.model_name
     if metadata:
         for key, value in metadata.items():
-            if key != OMITTED:
+            if key not in BOOKKEEPING:
                 body[key] = value
     return body
 
@@ -154,7 +155,7 @@ def dump_item(tree: TreeRecord) -> str:
     head: dict[str, Any] = {"message_tree_id": tree.external_id}
     if "tree_state" not in omitted:
         head["tree_state"] = tree.state or vocabulary.IMPORTED_TREE_STATE
-    head.update((key, value) for key, value in tree.metadata.items() if key != OMITTED)
+    head.update((key, value) for key, value in tree.metadata.items() if key not in BOOKKEEPING)
     text = encode(head)
     if not tree.messages:
         return text
