@@ -136,8 +136,12 @@ OMITTED = "_omitted"
 # spellings may need its own speaker table, so a flat file never writes them, nor the reverse.
 ROLE_AS_WRITTEN = "_role"  # flat: the "role" key
 SPEAKER_AS_WRITTEN = "_speaker"  # csv: the speaker column
+# Open-Assistant's message rows (``trees.formats.oasst_rows``): a tree whose rows give every
+# key, null when none, and the keys one row gave as null against its tree's layout.
+WITH_NULLS = "_with_nulls"
+NULLED = "_null"
 # Keys only a format's own writer reads: never written as metadata.
-BOOKKEEPING = frozenset({OMITTED, ROLE_AS_WRITTEN, SPEAKER_AS_WRITTEN})
+BOOKKEEPING = frozenset({OMITTED, ROLE_AS_WRITTEN, SPEAKER_AS_WRITTEN, WITH_NULLS, NULLED})
 
 
 def visible_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
