@@ -90,36 +90,33 @@ def _error_item(issue: ImportIssue) -> TreeRecord:
 
 
 def _assemble(documents: Iterable[tuple[int, Any]], unit: str) -> Iterator[TreeRecord]:
-    rows: list[Row] = []
-    strays: list[ImportIssue] = []  # problems that belong to no tree
+    """Trees from the rows, in the order of their first row; then the problems that belong
+    to no tree, each an item of its own."""
+    named: dict[str, list[Row]] = {}
+    unnamed: list[Row] = []
+    strays: list[ImportIssue] = []
     for line, value in documents:
         if isinstance(value, ImportIssue):
             strays.append(value)
         elif not isinstance(value, dict):
             strays.append(ImportIssue(line, "", f"a message row must be an object, got {type_name(value)}"))
         else:
-            rows.append(read_row(value, line))
-    by_id = _unique(rows, unit)
-    resolved = _trees_of(by_id)
-    _check_tree_ids(by_id, resolved)
-    groups: dict[str, list[Row]] = {}
-    for row in rows:
-        message_id = row.message.external_id
-        key = resolved.get(message_id) if by_id.get(message_id) is row else None
-        key = key or row.tree_id
-        if key is None:
-            strays.extend(row.issues)
-            continue
-        groups.setdefault(key, []).append(row)
-    messages = {key: row.message for key, row in by_id.items()}
-    collector = TreeRecord(external_id=None)
-    unplaced = [row.message for row in by_id.values() if resolved[row.message.external_id] is None]
-    unplaced = [message for message in unplaced if by_id[message.external_id].tree_id is None]
-    if unplaced:
-        report_unreachable(collector, unplaced, messages, name_message=True)
-    for key, group in groups.items():
-        yield _tree(key, group, by_id, resolved, messages, unit)
-    for issue in sorted([*strays, *collector.issues], key=lambda issue: issue.line or 0):
+            row = read_row(value, line)
+            if row.tree_id is not None:
+                named.setdefault(row.tree_id, []).append(row)
+            else:
+                unnamed.append(row)
+    # Where each message id is, for a parent looked for in the wrong tree.
+    trees_of: dict[str, str] = {}
+    for key, group in named.items():
+        for row in group:
+            trees_of.setdefault(row.message.external_id, key)
+    trees = [_named_tree(key, group, trees_of, unit) for key, group in named.items()]
+    if unnamed:
+        trees.extend(_unnamed_trees(unnamed, strays, unit))
+    trees.sort(key=lambda tree: tree.line or 0)
+    yield from trees
+    for issue in sorted(strays, key=lambda issue: issue.line or 0):
         yield _error_item(issue)
 
 
@@ -137,71 +134,13 @@ def _unique(rows: list[Row], unit: str) -> dict[str, Row]:
     return by_id
 
 
-def _trees_of(by_id: dict[str, Row]) -> dict[str, str | None]:
-    """Each message's tree: its root's ``message_tree_id`` (or the root's id when it names
-    none); None when no root can be reached (a missing parent, a cycle).
-
-    Each walk up the parents stops where an earlier walk went: O(n) for the whole file.
-    """
-    resolved: dict[str, str | None] = {}
-    for start in by_id.values():
-        walk: list[str] = []
-        on_walk: set[str] = set()
-        current = start
-        while True:
-            message_id = current.message.external_id
-            if message_id in resolved:
-                found = resolved[message_id]
-                break
-            if message_id in on_walk:
-                found = None  # a cycle
-                break
-            walk.append(message_id)
-            on_walk.add(message_id)
-            parent_id = current.message.parent_id
-            if parent_id is None:
-                found = current.tree_id or message_id
-                break
-            parent = by_id.get(parent_id)
-            if parent is None:
-                found = None
-                break
-            current = parent
-        for message_id in walk:
-            resolved[message_id] = found
-    return resolved
-
-
-def _check_tree_ids(by_id: dict[str, Row], resolved: dict[str, str | None]) -> None:
-    """A row that names a tree must name its parent's (each mislabelled subtree is told once,
-    at its top)."""
-    for row in by_id.values():
-        parent_id = row.message.parent_id
-        if row.tree_id is None or parent_id is None or parent_id not in by_id:
-            continue
-        parent = by_id[parent_id]
-        theirs = parent.tree_id or resolved.get(parent_id)
-        if theirs is not None and theirs != row.tree_id:
-            row.add_issue(
-                "message_tree_id",
-                f'message "{row.message.external_id}" is in tree "{row.tree_id}", '
-                f'but its parent "{parent_id}" is in tree "{theirs}"',
-            )
-
-
-def _tree(
-    key: str,
-    group: list[Row],
-    by_id: dict[str, Row],
-    resolved: dict[str, str | None],
-    messages: dict[str, MessageRecord],
-    unit: str,
-) -> TreeRecord:
-    tree = TreeRecord(external_id=key, line=group[0].message.line)
-    for row in group:
+def _named_tree(key: str, rows: list[Row], trees_of: dict[str, str], unit: str) -> TreeRecord:
+    """The tree of the rows naming ``key`` as their ``message_tree_id``."""
+    tree = TreeRecord(external_id=key, line=rows[0].message.line)
+    by_id = _unique(rows, unit)
+    for row in rows:
         tree.issues.extend(row.issues)
-    members = [row for row in group if by_id.get(row.message.external_id) is row]
-    roots = [row for row in members if row.message.parent_id is None]
+    roots = [row for row in by_id.values() if row.message.parent_id is None]
     if not roots:
         tree.add_issue("parent_id", f'tree "{key}" has no root (a message whose parent_id is null)')
     else:
@@ -212,15 +151,67 @@ def _tree(
                 f'tree "{key}" has {len(roots)} roots: {", ".join(named[:-1])} and {named[-1]}',
                 roots[1].message.line,
             )
-        link(tree, roots[0].message, children_of(row.message for row in members))
+        link(tree, roots[0].message, children_of(row.message for row in by_id.values()))
         tree.state = roots[0].tree_state
-    unreached = [row.message for row in members if resolved[row.message.external_id] is None]
-    if unreached:
-        report_unreachable(tree, unreached, messages, name_message=True)
+
+    def missing(message: MessageRecord) -> tuple[str, str]:
+        elsewhere = trees_of.get(message.parent_id or "")
+        if elsewhere is not None and elsewhere != key:
+            return "message_tree_id", (
+                f'message "{message.external_id}" is in tree "{key}", '
+                f'but its parent "{message.parent_id}" is in tree "{elsewhere}"'
+            )
+        return _unknown_parent(message)
+
+    if len(tree.messages) < len(by_id):
+        reached = {message.external_id for message in tree.messages}
+        unreached = [
+            row.message
+            for message_id, row in by_id.items()
+            if message_id not in reached and row.message.parent_id is not None
+        ]
+        messages = {message_id: row.message for message_id, row in by_id.items()}
+        report_unreachable(tree, unreached, messages, missing=missing)
     tree.issues.sort(key=lambda issue: issue.line or 0)
     if tree.ok:
-        settle_layout(tree, members)
+        settle_layout(tree, by_id.values())
     return tree
+
+
+def _unnamed_trees(rows: list[Row], strays: list[ImportIssue], unit: str) -> list[TreeRecord]:
+    """Rows that name no tree (the backend's message exports, its seed data): each root's
+    tree, named after the root; what cannot be reached from a root goes to ``strays``."""
+    by_id = _unique(rows, unit)
+    children = children_of(row.message for row in by_id.values())
+    trees = []
+    placed: set[str] = set()
+    for root in (row for row in by_id.values() if row.message.parent_id is None):
+        tree = TreeRecord(external_id=root.message.external_id, line=root.message.line)
+        link(tree, root.message, children)
+        tree.state = root.tree_state
+        members = [by_id[message.external_id] for message in tree.messages]
+        for row in members:
+            tree.issues.extend(row.issues)
+        placed.update(message.external_id for message in tree.messages)
+        tree.issues.sort(key=lambda issue: issue.line or 0)
+        if tree.ok:
+            settle_layout(tree, members)
+        trees.append(tree)
+    for row in rows:
+        message_id = row.message.external_id
+        if by_id.get(message_id) is not row or message_id not in placed:
+            strays.extend(row.issues)
+    collector = TreeRecord(external_id=None)
+    unreached = [row.message for row in by_id.values() if row.message.external_id not in placed]
+    if unreached:
+        messages = {message_id: row.message for message_id, row in by_id.items()}
+        report_unreachable(collector, unreached, messages, missing=_unknown_parent)
+    strays.extend(collector.issues)
+    return trees
+
+
+def _unknown_parent(message: MessageRecord) -> tuple[str, str]:
+    return "parent_id", f'unknown parent "{message.parent_id}" of message "{message.external_id}"'
 
 
 # -- writing ------------------------------------------------------------------------------------

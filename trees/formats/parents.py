@@ -4,7 +4,7 @@ why the others cannot be reached. Iterative throughout: a chain may be thousands
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from trees.formats.records import MessageRecord, TreeRecord
 
@@ -31,22 +31,29 @@ def link(tree: TreeRecord, root: MessageRecord, children: dict[str, list[Message
             stack.append((kids[slot], index, slot, depth + 1))
 
 
+# What to say of a message whose parent is not there: the path and the text.
+Missing = Callable[[MessageRecord], tuple[str, str]]
+
+
+def unknown_parent(message: MessageRecord) -> tuple[str, str]:
+    return "parent_id", f'unknown parent "{message.parent_id}"'
+
+
 def report_unreachable(
     tree: TreeRecord,
     unreached: list[MessageRecord],
     by_id: dict[str, MessageRecord],
     *,
-    name_message: bool = False,
+    missing: Missing = unknown_parent,
 ) -> None:
     """Say why each message cannot be reached from a root: a parent that is
-    not there, or a cycle of parents (each cycle reported once). With
-    ``name_message``, a missing parent's report names the message that names it.
+    not there (as ``missing`` says it), or a cycle of parents (each cycle reported once).
 
     Each walk up the parents stops where an earlier walk went, so a long chain
     below a missing parent costs O(n), not O(n²) walks of O(n) each.
     """
     order = {message.external_id: index for index, message in enumerate(unreached)}
-    found: list[tuple[int, str, int | None]] = []  # (the message it is told with, text, line)
+    found: list[tuple[int, str, str, int | None]] = []  # (the message it is told with, path, text, line)
     settled: set[str] = set()
     for start, message in enumerate(unreached):
         walk: dict[str, int] = {}  # the ids of this walk, in order
@@ -58,18 +65,15 @@ def report_unreachable(
             parent = by_id.get(current.parent_id)
             if parent is None:
                 index = order.get(current.external_id, start)
-                text = f'unknown parent "{current.parent_id}"'
-                if name_message:
-                    text += f' of message "{current.external_id}"'
-                found.append((index, text, current.line))
+                found.append((index, *missing(current), current.line))
                 break
             current = parent
         else:
             if current.external_id in walk:
                 cycle = list(walk)[walk[current.external_id] :]
                 route = " → ".join(f'"{node}"' for node in [*cycle, cycle[0]])
-                found.append((start, f"cycle of parents: {route}", current.line))
+                found.append((start, "parent_id", f"cycle of parents: {route}", current.line))
         settled.update(walk)
     found.sort(key=lambda item: item[0])
-    for _, text, line in found:
-        tree.add_issue("parent_id", text, line)
+    for _, path, text, line in found:
+        tree.add_issue(path, text, line)

@@ -83,7 +83,10 @@ class Command(AuditedCommand):
         elif options["format_name"] == "csv":
             format_options = csv_options(options) | {"speakers": speaker_entries(options["speaker"])}
         elif options["format_name"] == oasst_messages.NAME:
-            format_options = {"layout": options["layout"] or oasst_messages.layout_of(path)}
+            # A name ending in .parquet says Parquet; other files are told by their first bytes.
+            parquet = oasst_messages.layout_of(path) == oasst_messages.PARQUET_LAYOUT
+            layout = options["layout"] or (oasst_messages.PARQUET_LAYOUT if parquet else None)
+            format_options = {"layout": layout}
         # A new dataset is only kept if the import is.
         with source, transaction.atomic():
             try:
