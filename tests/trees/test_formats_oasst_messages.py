@@ -21,7 +21,8 @@ import random
 import pytest
 
 from trees.formats import oasst_messages
-from trees.formats.records import TreeRecord
+from trees.formats.bounds import ReadBounds
+from trees.formats.records import FormatError, TreeRecord
 
 TREE = "6ab24d72-0181-4594-a9cd-deaf170242fb"
 # A prompt with every field the hub publishes, as Open-Assistant writes it (none left out).
@@ -271,6 +272,13 @@ def test_a_line_that_is_not_a_row():
         "line 2: a message row must be an object, got array",
         "line 3: malformed JSON at column 2: Unterminated string starting at",
     ]
+
+
+def test_a_jsonl_line_over_the_line_bound_stops_the_file():
+    with pytest.raises(FormatError) as caught:
+        read(jsonl(row("a"), row("b", "a", text="x" * 500)), bounds=ReadBounds(max_line_bytes=200))
+
+    assert str(caught.value.issue) == "line 2: the line is longer than 200 bytes (BRANCHPOINT_MAX_LINE_BYTES)"
 
 
 # Writing
