@@ -114,8 +114,13 @@ def _assemble(documents: Iterable[tuple[int, Any]], unit: str) -> Iterator[TreeR
     trees = [_named_tree(key, group, trees_of, unit) for key, group in named.items()]
     if unnamed:
         trees.extend(_unnamed_trees(unnamed, strays, unit))
-    trees.sort(key=lambda tree: tree.line or 0)
-    yield from trees
+    named.clear()
+    unnamed.clear()
+    trees_of.clear()
+    # Handed out last first off a reversed list, so that a tree stored is a tree forgotten.
+    trees.sort(key=lambda tree: tree.line or 0, reverse=True)
+    while trees:
+        yield trees.pop()
     for issue in sorted(strays, key=lambda issue: issue.line or 0):
         yield _error_item(issue)
 

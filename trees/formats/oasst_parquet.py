@@ -236,16 +236,20 @@ def _batches(pa: Any, parquet: Any, bounds: ReadBounds) -> Iterator[tuple[int, A
     import pyarrow.compute as pc
 
     number = 0
+    # Arrow's strings are UTF-8 (no lone surrogate reads back), and the schema bounds the
+    # nesting: only a NUL, or a schema nesting past the bound, needs each row walked.
+    walk_all = _nesting(parquet.schema_arrow) > bounds.max_json_depth
     try:
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
             _check_texts(pc, batch, number, bounds.max_line_bytes)
+            walk = walk_all or _holds_nul(pc, batch)
             for row in batch.to_pylist():
                 number += 1
                 if "emojis" in row:
                     row["emojis"] = emojis_from_struct(row["emojis"])
                 if "labels" in row:
                     row["labels"] = labels_from_struct(row["labels"])
-                problems = json_problems(row, max_depth=bounds.max_json_depth)
+                problems = json_problems(row, max_depth=bounds.max_json_depth) if walk else None
                 if problems:
                     first = problems[0]
                     yield number, ImportIssue(number, first.path, first.message, "row")
@@ -275,6 +279,44 @@ def _check_texts(pc: Any, batch: Any, before: int, limit: int) -> None:
                     "row",
                 )
             )
+
+
+def _nesting(schema: Any) -> int:
+    """How deep the schema's values nest, as JSON would: a row is one level, and each struct,
+    list or map one more."""
+    import pyarrow.types as types
+
+    deepest = 1
+    stack = [(schema.field(index).type, 2) for index in range(len(schema))]
+    while stack:
+        arrow_type, depth = stack.pop()
+        if types.is_struct(arrow_type) or types.is_list(arrow_type) or types.is_large_list(arrow_type):
+            deepest = max(deepest, depth)
+            stack.extend((arrow_type.field(index).type, depth + 1) for index in range(arrow_type.num_fields))
+        elif types.is_map(arrow_type):
+            deepest = max(deepest, depth)
+            stack.append((arrow_type.item_type, depth + 1))
+    return deepest
+
+
+def _holds_nul(pc: Any, batch: Any) -> bool:
+    """Whether any text in the batch, however nested, holds a NUL character."""
+    import pyarrow.types as types
+
+    arrays = list(batch.columns)
+    while arrays:
+        array = arrays.pop()
+        kind = array.type
+        if _is_text(kind):
+            if pc.any(pc.match_substring(array, "\x00")).as_py():
+                return True
+        elif types.is_struct(kind):
+            arrays.extend(array.flatten())
+        elif types.is_list(kind) or types.is_large_list(kind):
+            arrays.append(array.flatten())
+        elif types.is_map(kind):
+            arrays.extend([array.keys, array.items])
+    return False
 
 
 def _is_text(arrow_type: Any) -> bool:
