@@ -215,6 +215,25 @@ def test_problems_are_counted_in_rows():
     assert trees[0].issues[0].as_dict()["row"] == 2
 
 
+def test_a_nul_nested_in_a_struct_is_found():
+    trees = read(hub_rows(message("a", emojis={"name": ["+1\x00"], "count": [1]})))
+
+    assert [str(issue) for tree in trees for issue in tree.issues] == [
+        "row 1: emojis: a key contains a NUL character (\\u0000), which cannot be stored"
+    ]
+
+
+def test_values_nesting_past_the_bound_are_refused_row_by_row():
+    labels = {"name": ["spam"], "value": [0.0], "count": [3]}
+    trees = read(
+        hub_rows(message("a"), message("b", "a", labels=labels)), bounds=ReadBounds(max_json_depth=2)
+    )
+
+    assert [str(issue) for tree in trees for issue in tree.issues] == [
+        "row 2: labels.spam: nests arrays and objects more than 2 levels deep (BRANCHPOINT_MAX_JSON_DEPTH)"
+    ]
+
+
 def test_a_file_that_is_not_parquet_is_refused():
     with pytest.raises(FormatError) as caught:
         read(b'{"message_id": "a"}\n', layout="parquet")

@@ -32,6 +32,7 @@ from trees.formats.records import FormatError, ImportIssue
 from trees.storable import json_problems
 
 MAGIC = b"PAR1"
+DEPTH_SETTING = "BRANCHPOINT_MAX_JSON_DEPTH"
 BATCH_ROWS = 2_000
 GROUP_ROWS = 10_000
 MISSING_PYARROW = (
@@ -238,7 +239,8 @@ def _batches(pa: Any, parquet: Any, bounds: ReadBounds) -> Iterator[tuple[int, A
     number = 0
     # Arrow's strings are UTF-8 (no lone surrogate reads back), and the schema bounds the
     # nesting: only a NUL, or a schema nesting past the bound, needs each row walked.
-    walk_all = _nesting(parquet.schema_arrow) > bounds.max_json_depth
+    depth = bounds.max_json_depth
+    walk_all = _nesting(parquet.schema_arrow) > depth
     try:
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
             _check_texts(pc, batch, number, bounds.max_line_bytes)
@@ -249,7 +251,7 @@ def _batches(pa: Any, parquet: Any, bounds: ReadBounds) -> Iterator[tuple[int, A
                     row["emojis"] = emojis_from_struct(row["emojis"])
                 if "labels" in row:
                     row["labels"] = labels_from_struct(row["labels"])
-                problems = json_problems(row, max_depth=bounds.max_json_depth) if walk else None
+                problems = json_problems(row, max_depth=depth, depth_setting=DEPTH_SETTING) if walk else None
                 if problems:
                     first = problems[0]
                     yield number, ImportIssue(number, first.path, first.message, "row")
