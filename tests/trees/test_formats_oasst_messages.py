@@ -151,6 +151,15 @@ def test_rows_come_back_the_same_whichever_keys_they_give():
     assert written(read(jsonl(*given))) == given
 
 
+def test_a_row_whose_tree_state_is_not_its_roots_keeps_its_own():
+    given = [row("a", tree_state="growing"), row("b", "a", tree_state="ranking"), row("c", "a")]
+
+    [tree] = read(jsonl(*given))
+
+    assert tree.state == "growing"
+    assert written([tree]) == given
+
+
 def test_rows_of_the_sparse_layout_cost_no_metadata(fixture_path):
     trees = read(fixture_path("oasst/en_10_trees.messages.jsonl").read_bytes())
 
