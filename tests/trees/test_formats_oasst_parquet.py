@@ -4,9 +4,9 @@ without the database. The rules:
 - a written file has the hub's schema (its 18 columns, in its order and types, and the
   ``huggingface`` features ``datasets`` reads), and reading then writing gives the same
   table;
-- ``emojis`` and ``labels`` are read from the hub's structs of lists into
-  Open-Assistant's JSONL mappings and written back into structs; a struct that has no
-  such mapping is kept as it is;
+- ``emojis`` and ``labels`` are kept as the hub's structs of lists (a database may
+  reorder a mapping's keys, never a list), given to JSON as Open-Assistant's mappings
+  where nothing is lost, and mappings from JSONL are written as structs;
 - reading is bounded: the file a batch at a time, never whole; a file too large once
   decompressed, or a text over the line bound, is refused with its row;
 - without pyarrow, Parquet is refused, naming the extra to install.
@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from trees.formats import oasst_messages, oasst_parquet
+from trees.formats import oasst_messages, oasst_parquet, oasst_rows
 from trees.formats.bounds import ReadBounds
 from trees.formats.records import FormatError, TreeRecord
 from trees.services import open_source
@@ -68,9 +68,9 @@ def test_the_hub_file_reads_as_the_same_trees_as_the_jsonl_rows(fixture_path):
     assert [
         [(m.external_id, m.parent_id, m.role, m.text, m.rank) for m in t.messages] for t in from_parquet
     ] == shape
-    assert [m.metadata["emojis"] for t in from_parquet for m in t.messages] == [
-        m.metadata.get("emojis") for t in from_jsonl for m in t.messages
-    ]
+    assert [
+        oasst_rows.emojis_from_struct(m.metadata["emojis"]) for t in from_parquet for m in t.messages
+    ] == [m.metadata.get("emojis") for t in from_jsonl for m in t.messages]
 
 
 def test_reading_then_writing_gives_the_same_table_in_the_hubs_schema(fixture_path):
@@ -116,35 +116,47 @@ def test_the_hub_file_writes_the_jsonl_rows_with_its_nulls(fixture_path):
     assert [{key: value for key, value in row.items() if value is not None} for row in rows] == jsonl
 
 
-def test_emojis_and_labels_are_read_as_mappings_and_written_back_as_structs():
+def test_emojis_and_labels_are_kept_as_structs_and_given_to_json_as_mappings():
+    emojis = {"name": ["_skip_reply", "+1"], "count": [1, 10]}
+    labels = {"name": ["spam", "quality"], "value": [0.0, 0.8333333333333334], "count": [3, 3]}
     data = hub_rows(
-        message(
-            "a",
-            emojis={"name": ["+1", "_skip_reply"], "count": [10, 1]},
-            labels={"name": ["spam", "quality"], "value": [0.0, 0.8333333333333334], "count": [3, 3]},
-            detoxify=dict.fromkeys(oasst_parquet.DETOXIFY, 0.25),
-        ),
+        message("a", emojis=emojis, labels=labels, detoxify=dict.fromkeys(oasst_parquet.DETOXIFY, 0.25)),
         message("b", "a", emojis={"name": [], "count": []}, labels=None),
     )
 
     [tree] = read(data)
 
-    assert tree.messages[0].metadata["emojis"] == {"+1": 10, "_skip_reply": 1}
-    assert tree.messages[0].metadata["labels"] == {
-        "spam": {"value": 0.0, "count": 3},
-        "quality": {"value": 0.8333333333333334, "count": 3},
-    }
-    assert (tree.messages[1].metadata["emojis"], tree.messages[1].metadata["labels"]) == ({}, None)
+    assert (tree.messages[0].metadata["emojis"], tree.messages[0].metadata["labels"]) == (emojis, labels)
     assert parquet_of([tree]).to_pylist() == pq.read_table(io.BytesIO(data)).to_pylist()
+    as_json = [json.loads(line) for line in "".join(oasst_messages.write([tree])).splitlines()]
+    assert [(row["emojis"], row["labels"]) for row in as_json] == [
+        (
+            {"_skip_reply": 1, "+1": 10},
+            {"spam": {"value": 0.0, "count": 3}, "quality": {"value": 0.8333333333333334, "count": 3}},
+        ),
+        ({}, None),
+    ]
 
 
-def test_a_struct_that_is_no_mapping_is_kept_as_it_is():
+def test_mappings_from_jsonl_are_written_as_structs():
+    [tree] = read(hub_rows(message("a")), layout="parquet")
+    tree.metadata.clear()  # as if from JSONL
+    tree.messages[0].metadata |= {"emojis": {"+1": 2}, "labels": {"spam": {"value": 0.5, "count": 2}}}
+
+    [row] = parquet_of([tree]).to_pylist()
+
+    assert (row["emojis"], row["labels"]) == (
+        {"name": ["+1"], "count": [2]},
+        {"name": ["spam"], "value": [0.5], "count": [2]},
+    )
+
+
+def test_a_struct_that_is_no_mapping_is_given_to_json_as_it_is():
     twice = {"name": ["+1", "+1"], "count": [1, 2]}
-    data = hub_rows(message("a", emojis=twice))
 
-    [tree] = read(data)
+    [tree] = read(hub_rows(message("a", emojis=twice)))
 
-    assert tree.messages[0].metadata["emojis"] == twice
+    assert json.loads("".join(oasst_messages.write([tree])))["emojis"] == twice
     assert parquet_of([tree]).to_pylist()[0]["emojis"] == twice
 
 
@@ -219,7 +231,7 @@ def test_a_nul_nested_in_a_struct_is_found():
     trees = read(hub_rows(message("a", emojis={"name": ["+1\x00"], "count": [1]})))
 
     assert [str(issue) for tree in trees for issue in tree.issues] == [
-        "row 1: emojis: a key contains a NUL character (\\u0000), which cannot be stored"
+        "row 1: emojis.name[0]: contains a NUL character (\\u0000), which cannot be stored"
     ]
 
 
@@ -230,7 +242,7 @@ def test_values_nesting_past_the_bound_are_refused_row_by_row():
     )
 
     assert [str(issue) for tree in trees for issue in tree.issues] == [
-        "row 2: labels.spam: nests arrays and objects more than 2 levels deep (BRANCHPOINT_MAX_JSON_DEPTH)"
+        "row 2: labels.name: nests arrays and objects more than 2 levels deep (BRANCHPOINT_MAX_JSON_DEPTH)"
     ]
 
 

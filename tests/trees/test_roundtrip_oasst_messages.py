@@ -22,6 +22,7 @@ from django.core.management import CommandError, call_command
 
 from tests.factories import DatasetFactory
 from tests.trees.test_formats_oasst_messages import PROMPT, REPLY
+from tests.trees.test_formats_oasst_parquet import hub_rows
 from trees.models import ConversationTree, Message
 from trees.services import tree_import, trees_export
 
@@ -92,6 +93,20 @@ def test_parquet_rows_come_back_the_same_table(fixture_path):
 
     assert again.schema.equals(original.schema, check_metadata=True)
     assert again.to_pylist() == original.to_pylist()
+
+
+def test_the_hubs_emojis_and_labels_keep_their_order_whatever_the_database():
+    """PostgreSQL orders a JSON object's keys its own way: the hub's lists must not follow."""
+    labels = {"name": ["toxicity", "spam", "quality"], "value": [0.25, 0.0, 0.75], "count": [4, 3, 3]}
+    emojis = {"name": ["_skip_reply", "+1"], "count": [1, 10]}
+    data = hub_rows(
+        {"message_id": "a", "text": "q", "role": "prompter", "message_tree_id": "a", "labels": labels,
+         "emojis": emojis, "tree_state": "ready_for_export"},
+    )  # fmt: skip
+
+    [row] = pq.read_table(io.BytesIO(exported(imported(data), layout="parquet"))).to_pylist()
+
+    assert (row["labels"], row["emojis"]) == (labels, emojis)
 
 
 def test_rows_export_the_trees_they_were_made_from(fixture_path):

@@ -26,9 +26,17 @@ from typing import IO, Any
 from trees.formats import oasst_parquet
 from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds
 from trees.formats.jsonstream import encode, iter_documents
-from trees.formats.oasst_rows import Row, read_row, row_of, settle_layout
+from trees.formats.oasst_rows import Row, as_mappings, read_row, row_of, settle_layout
 from trees.formats.parents import children_of, link, report_unreachable
-from trees.formats.records import JSONL, FormatError, ImportIssue, MessageRecord, TreeRecord, type_name
+from trees.formats.records import (
+    HUB_STRUCTS,
+    JSONL,
+    FormatError,
+    ImportIssue,
+    MessageRecord,
+    TreeRecord,
+    type_name,
+)
 from trees.nesting import children_by_parent, preorder
 
 NAME = "oasst-messages"
@@ -65,8 +73,10 @@ def read(
         head = peek(len(oasst_parquet.MAGIC)) if peek is not None else b""
         layout = PARQUET_LAYOUT if head[: len(oasst_parquet.MAGIC)] == oasst_parquet.MAGIC else JSONL_LAYOUT
     if layout == PARQUET_LAYOUT:
-        trees = _assemble(_parquet_rows(stream, bounds), "row")
-        yield from (_counted_in_rows(tree) for tree in trees)
+        for tree in _assemble(_parquet_rows(stream, bounds), "row"):
+            if tree.external_id is not None:
+                tree.metadata[HUB_STRUCTS] = True
+            yield _counted_in_rows(tree)
     else:
         yield from _assemble(iter_documents(stream, bounds=bounds), "line")
 
@@ -241,6 +251,9 @@ def write(trees: Iterable[TreeRecord], *, layout: str = JSONL_LAYOUT, **_: Any) 
         yield from oasst_parquet.write_rows(row for tree in trees for row in rows_of(tree))
         return
     for tree in trees:
-        lines = [encode(row) for row in rows_of(tree)]
+        if tree.metadata.get(HUB_STRUCTS):
+            lines = [encode(as_mappings(row)) for row in rows_of(tree)]
+        else:
+            lines = [encode(row) for row in rows_of(tree)]
         if lines:
             yield "\n".join(lines) + "\n"

@@ -3,10 +3,9 @@
 
 The hub stores ``emojis`` and ``labels`` as structs of lists — ``{name: [...], count:
 [...]}`` and ``{name: [...], value: [...], count: [...]}`` — where Open-Assistant's JSONL
-has ``{"+1": 3}`` and ``{"spam": {"value": 0.0, "count": 3}}``. Rows are read into the
-JSONL shapes (as Open-Assistant's ``convert_hf_message`` does, so either layout exports
-the other), and written back into the hub's; a struct that has no such shape (two
-emojis of one name, lists of unequal lengths) is kept as the struct it is.
+has ``{"+1": 3}`` and ``{"spam": {"value": 0.0, "count": 3}}``. Rows are read as the
+structs they are (their order survives any database; ``oasst_rows`` gives them to JSON
+as mappings), and mappings from JSONL are written as structs.
 
 Reading takes the file in batches of ``BATCH_ROWS`` rows, never the whole table, and
 refuses a file over ``max_decompressed_bytes`` once decompressed, as its row groups say,
@@ -27,6 +26,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
+from trees.formats import oasst_rows
 from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds
 from trees.formats.records import FormatError, ImportIssue
 from trees.storable import json_problems
@@ -120,67 +120,6 @@ def hub_schema() -> Any:
     return pa.schema([(name, _arrow_type(pa, spec)) for name, spec in COLUMNS], metadata=metadata)
 
 
-# -- shapes: the hub's structs of lists and Open-Assistant's mappings ---------------------------
-
-
-def emojis_from_struct(value: Any) -> Any:
-    """``{name: [...], count: [...]}`` as ``{name: count}``, when nothing is lost."""
-    if not isinstance(value, dict) or set(value) != {"name", "count"}:
-        return value
-    names, counts = value["name"], value["count"]
-    if (
-        not isinstance(names, list)
-        or not isinstance(counts, list)
-        or len(names) != len(counts)
-        or len(set(names)) != len(names)
-        or not all(isinstance(name, str) for name in names)
-        or not all(type(count) is int for count in counts)
-    ):
-        return value
-    return dict(zip(names, counts, strict=True))
-
-
-def labels_from_struct(value: Any) -> Any:
-    """``{name: [...], value: [...], count: [...]}`` as ``{name: {value, count}}``, when nothing
-    is lost."""
-    if not isinstance(value, dict) or set(value) != {"name", "value", "count"}:
-        return value
-    names, values, counts = value["name"], value["value"], value["count"]
-    if (
-        not all(isinstance(column, list) for column in (names, values, counts))
-        or not len(names) == len(values) == len(counts)
-        or len(set(names)) != len(names)
-        or not all(isinstance(name, str) for name in names)
-    ):
-        return value
-    return {
-        name: {"value": item, "count": count} for name, item, count in zip(names, values, counts, strict=True)
-    }
-
-
-def _is_struct(value: Any, keys: Iterable[str]) -> bool:
-    if not isinstance(value, dict) or set(value) != set(keys):
-        return False
-    return all(isinstance(column, list) for column in value.values())
-
-
-def emojis_to_struct(value: Any) -> Any:
-    if value is None or _is_struct(value, ("name", "count")) or not isinstance(value, dict):
-        return value
-    return {"name": list(value), "count": list(value.values())}
-
-
-def labels_to_struct(value: Any) -> Any:
-    if value is None or _is_struct(value, ("name", "value", "count")) or not isinstance(value, dict):
-        return value
-    entries = [(name, entry if isinstance(entry, dict) else {}) for name, entry in value.items()]
-    return {
-        "name": [name for name, _ in entries],
-        "value": [entry.get("value") for _, entry in entries],
-        "count": [entry.get("count") for _, entry in entries],
-    }
-
-
 # -- reading ------------------------------------------------------------------------------------
 
 
@@ -247,10 +186,6 @@ def _batches(pa: Any, parquet: Any, bounds: ReadBounds) -> Iterator[tuple[int, A
             walk = walk_all or _holds_nul(pc, batch)
             for row in batch.to_pylist():
                 number += 1
-                if "emojis" in row:
-                    row["emojis"] = emojis_from_struct(row["emojis"])
-                if "labels" in row:
-                    row["labels"] = labels_from_struct(row["labels"])
                 problems = json_problems(row, max_depth=depth, depth_setting=DEPTH_SETTING) if walk else None
                 if problems:
                     first = problems[0]
@@ -387,9 +322,9 @@ def write_rows(rows: Iterable[dict[str, Any]]) -> Iterator[bytes]:
         for index, (name, _) in enumerate(COLUMNS):
             values = [row.get(name) for row in pending]
             if name == "emojis":
-                values = [emojis_to_struct(value) for value in values]
+                values = [oasst_rows.emojis_to_struct(value) for value in values]
             elif name == "labels":
-                values = [labels_to_struct(value) for value in values]
+                values = [oasst_rows.labels_to_struct(value) for value in values]
             columns.append(_column(pa, values, schema.field(index).type))
         writer.write_table(pa.Table.from_arrays(columns, schema=schema))
         pending.clear()

@@ -227,3 +227,74 @@ def row_of(tree: TreeRecord, message: MessageRecord) -> dict[str, Any]:
         if key not in row and key not in _MODELLED and key not in BOOKKEEPING and key not in HUB_FIELDS:
             row[key] = item
     return row
+
+
+# -- the hub's structs of lists and Open-Assistant's mappings ----------------------------------
+
+
+def as_mappings(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with the hub's emojis and labels structs given as Open-Assistant's mappings (as its
+    ``convert_hf_message`` does), where nothing is lost."""
+    if isinstance(row.get("emojis"), dict):
+        row["emojis"] = emojis_from_struct(row["emojis"])
+    if isinstance(row.get("labels"), dict):
+        row["labels"] = labels_from_struct(row["labels"])
+    return row
+
+
+def emojis_from_struct(value: Any) -> Any:
+    """``{name: [...], count: [...]}`` as ``{name: count}``, when nothing is lost."""
+    if not isinstance(value, dict) or set(value) != {"name", "count"}:
+        return value
+    names, counts = value["name"], value["count"]
+    if (
+        not isinstance(names, list)
+        or not isinstance(counts, list)
+        or len(names) != len(counts)
+        or len(set(names)) != len(names)
+        or not all(isinstance(name, str) for name in names)
+        or not all(type(count) is int for count in counts)
+    ):
+        return value
+    return dict(zip(names, counts, strict=True))
+
+
+def labels_from_struct(value: Any) -> Any:
+    """``{name: [...], value: [...], count: [...]}`` as ``{name: {value, count}}``, when nothing
+    is lost."""
+    if not isinstance(value, dict) or set(value) != {"name", "value", "count"}:
+        return value
+    names, values, counts = value["name"], value["value"], value["count"]
+    if (
+        not all(isinstance(column, list) for column in (names, values, counts))
+        or not len(names) == len(values) == len(counts)
+        or len(set(names)) != len(names)
+        or not all(isinstance(name, str) for name in names)
+    ):
+        return value
+    return {
+        name: {"value": item, "count": count} for name, item, count in zip(names, values, counts, strict=True)
+    }
+
+
+def _is_struct(value: Any, keys: Iterable[str]) -> bool:
+    if not isinstance(value, dict) or set(value) != set(keys):
+        return False
+    return all(isinstance(column, list) for column in value.values())
+
+
+def emojis_to_struct(value: Any) -> Any:
+    if value is None or _is_struct(value, ("name", "count")) or not isinstance(value, dict):
+        return value
+    return {"name": list(value), "count": list(value.values())}
+
+
+def labels_to_struct(value: Any) -> Any:
+    if value is None or _is_struct(value, ("name", "value", "count")) or not isinstance(value, dict):
+        return value
+    entries = [(name, entry if isinstance(entry, dict) else {}) for name, entry in value.items()]
+    return {
+        "name": [name for name, _ in entries],
+        "value": [entry.get("value") for _, entry in entries],
+        "count": [entry.get("count") for _, entry in entries],
+    }

@@ -140,8 +140,11 @@ SPEAKER_AS_WRITTEN = "_speaker"  # csv: the speaker column
 # key, null when none, and the keys one row gave as null against its tree's layout.
 WITH_NULLS = "_with_nulls"
 NULLED = "_null"
+# A tree read from the hub's Parquet: its emojis and labels are kept as the hub's structs of
+# lists (a database may reorder a mapping's keys, never a list), and given as mappings to JSON.
+HUB_STRUCTS = "_hub_structs"
 # Keys only a format's own writer reads: never written as metadata.
-BOOKKEEPING = frozenset({OMITTED, ROLE_AS_WRITTEN, SPEAKER_AS_WRITTEN, WITH_NULLS, NULLED})
+BOOKKEEPING = frozenset({OMITTED, ROLE_AS_WRITTEN, SPEAKER_AS_WRITTEN, WITH_NULLS, NULLED, HUB_STRUCTS})
 
 
 def visible_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
