@@ -103,6 +103,11 @@ def _by_id(rows: list[dict]) -> dict[str, dict]:
     return {row["message_id"]: row for row in rows}
 
 
+def _parquet_source(path: Path, kind: str) -> Path:
+    """The Parquet file a database's run imports, written by its JSONL run."""
+    return path.with_name(f"rows-{kind}.parquet")
+
+
 def _outputs(path: Path, kind: str) -> dict[str, Path]:
     return {layout: path.with_name(f"out-{kind}-{layout}.{layout}") for layout in ("jsonl", "parquet")}
 
@@ -115,7 +120,7 @@ def run_child(kind: str, layout: str, path: Path, rows: int) -> None:
 
     from trees.services import dataset_get_or_create, tree_import, trees_export
 
-    parquet_path = path.with_suffix(".parquet")
+    parquet_path = _parquet_source(path, kind)
     source = parquet_path if layout == "parquet" else path
     dataset = dataset_get_or_create("bench")
     started = time.perf_counter()
@@ -154,7 +159,7 @@ def same_rows(path: Path, kind: str) -> list[str]:
     if _by_id([json.loads(line) for line in outputs["jsonl"].read_text().splitlines()]) != given:
         wrong.append("jsonl")
     del given
-    table = _by_id(pq.read_table(path.with_suffix(".parquet")).to_pylist())
+    table = _by_id(pq.read_table(_parquet_source(path, kind)).to_pylist())
     if _by_id(pq.read_table(outputs["parquet"]).to_pylist()) != table:
         wrong.append("parquet")
     return wrong
