@@ -9,9 +9,9 @@ peak RSS of the process that did the work (one process a layout).
 
     .venv/bin/python bench/oasst_messages_io.py [--rows 100000] [--databases sqlite,postgres]
 
-Budgets (a 100,000-row file): JSONL import + export <= 12 s on SQLite, <= 16 s on
-PostgreSQL; Parquet import + export <= 12 s on SQLite, <= 16 s on PostgreSQL; peak RSS
-<= 900 MB (the whole file's rows are held to assemble trees from rows in any order).
+Budgets (a 100,000-row file): import + export <= 12 s on SQLite for JSONL and <= 15 s
+for Parquet, <= 20 s on PostgreSQL for either; peak RSS <= 900 MB (the whole file's rows
+are held to assemble trees from rows in any order).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _setup
 from trees_io import _text
 
-BUDGETS = {"jsonl": {"sqlite": 12.0, "postgresql": 16.0}, "parquet": {"sqlite": 12.0, "postgresql": 16.0}}
+BUDGETS = {"jsonl": {"sqlite": 12.0, "postgresql": 20.0}, "parquet": {"sqlite": 15.0, "postgresql": 20.0}}
 RSS_MB = 900
 DETOXIFY = (
     "toxicity",
