@@ -64,6 +64,7 @@ browser:
 ## Benchmarks (print figures against their budgets; PostgreSQL runs too when reachable)
 bench: install
 	$(BIN)/python bench/trees_io.py
+	$(BIN)/python bench/oasst_messages_io.py
 	$(BIN)/python bench/annotate_page.py
 	$(BIN)/python bench/corpus_io.py
 	$(BIN)/python bench/collect_sim.py

@@ -146,7 +146,9 @@ class TreeImportForm(forms.Form):
         label="or a new dataset",
         help_text="…or into a new dataset with this name (letters, digits, - and _).",
     )
-    file = forms.FileField(help_text="JSON, JSON array or JSONL; a gzip file is read as such.")
+    file = forms.FileField(
+        help_text="JSON, JSON array or JSONL (or Parquet, for oasst-messages); a gzip file is read as such."
+    )
     format_name = forms.ChoiceField(label="Format", choices=[(name, name) for name in FORMATS])
     id_key = forms.CharField(
         label="Potato id key", initial="id", required=False, max_length=100, help_text="The item id's key."

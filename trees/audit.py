@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, models
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
@@ -121,9 +121,17 @@ class TextCommand(BaseCommand):
     database can store (a byte the locale could not read as text arrives as a lone
     surrogate, as Python reads ``argv``) is refused (exit code 2) before anything runs,
     except the file paths in ``path_options``, which name files, whatever bytes the file
-    system allows."""
+    system allows.
+
+    Options are taken only as spelled in full: argparse would read an abbreviation as the
+    one option it begins (``export_trees --speaker USER=user`` as ``--speaker-column``),
+    silently doing something other than what was asked. Every command of the project
+    subclasses this one (``tests/test_command_options.py`` walks them)."""
 
     path_options: frozenset[str] = frozenset({"file", "config", "instructions_file", "output"})
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        return super().create_parser(prog_name, subcommand, **{"allow_abbrev": False, **kwargs})
 
     def execute(self, *args: Any, **options: Any) -> Any:
         for option, value in [("", value) for value in args] + list(options.items()):

@@ -524,6 +524,19 @@ def test_every_format_exports_what_imports_back_to_the_same_export(
     assert exported["Content-Type"] == f"{kind.media_type}; charset=utf-8"
 
 
+def test_a_parquet_upload_of_message_rows_is_known_by_its_first_bytes(
+    people: dict[str, Any], fixture_path: Any
+) -> None:
+    root = as_user(people, "root")
+    assert post_json(root, DATASETS, {"name": "hub"}).status_code == 201
+    upload = SimpleUploadedFile("rows.bin", fixture_path("oasst/en_10_trees.messages.parquet").read_bytes())
+
+    response = root.post(dataset_url("hub", "import"), {"format": "oasst-messages", "file": upload})
+
+    assert response.status_code == 200, response.content
+    assert (response.json()["trees_created"], response.json()["messages"]) == (10, 106)
+
+
 @pytest.mark.parametrize("format_name", ["potato", "oasst", "flat"])
 def test_branching_trees_come_back_whole_from_the_tree_formats(
     people: dict[str, Any], format_name: str

@@ -3,7 +3,9 @@ by its index column, every problem named by its row (the header is row 1)."""
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,7 +13,7 @@ from django.core.management import CommandError, call_command
 from trees.formats import dialogue_csv
 from trees.formats.records import FormatError, TreeRecord
 from trees.models import ConversationTree, Message
-from trees.services import dataset_get_or_create, tree_import
+from trees.services import dataset_get_or_create, tree_import, trees_export
 
 HEADER = "dialog_id,utterance_index,speaker,text\n"
 
@@ -174,10 +176,53 @@ def test_a_data_file_keeps_exact_values_even_those_a_spreadsheet_would_run():
     assert "".join(dialogue_csv.write(read(text))) == text.replace('"=d2"', "=d2").replace('"+x"', "+x")
 
 
-def test_speakers_are_written_as_roles():
-    assert "".join(dialogue_csv.write(read(HEADER + "d1,0,USER,a\nd1,1,bot,b\n"))) == (
-        HEADER + "d1,0,user,a\nd1,1,assistant,b\n"
-    )
+def test_speakers_are_written_back_as_they_came_in():
+    text = HEADER + "d1,0,USER,a\nd1,1,bot,b\nd1,2,user,c\nd1,3,ASSISTANT,d\n"
+
+    assert "".join(dialogue_csv.write(read(text))) == text
+
+
+def test_a_speaker_spelled_as_its_role_leaves_nothing_in_metadata():
+    [tree] = read(HEADER + "d1,0,user,a\nd1,1,assistant,b\n")
+
+    assert [m.metadata for m in tree.messages] == [{}, {}]
+
+
+def test_messages_from_another_format_are_written_with_their_role_names():
+    [tree] = read(HEADER + "d1,0,USER,a\nd1,1,ASSISTANT,b\n")
+    for message in tree.messages:
+        message.metadata = {}  # as a flat or CCPE import leaves them
+
+    assert "".join(dialogue_csv.write([tree])) == HEADER + "d1,0,user,a\nd1,1,assistant,b\n"
+
+
+def test_a_speaker_the_default_table_reads_as_another_role_is_not_written():
+    [tree] = read(HEADER + "d1,0,USER,a\n")
+    tree.messages[0].role = "assistant"  # changed since: "USER" no longer says it
+
+    assert "".join(dialogue_csv.write([tree])) == HEADER + "d1,0,assistant,a\n"
+
+
+def ccpe_as_csv(fixture_path) -> str:
+    """The real CCPE dialogue as a CSV, speakers spelled as the corpus spells them."""
+    [conversation] = json.loads(fixture_path("ccpe/CCPE-8e113.original.json").read_text())
+    buffer = io.StringIO()
+    rows = csv.writer(buffer, lineterminator="\n")
+    rows.writerow(["dialog_id", "utterance_index", "speaker", "text"])
+    for utterance in conversation["utterances"]:
+        rows.writerow(
+            [conversation["conversationId"], utterance["index"], utterance["speaker"], utterance["text"]]
+        )
+    return buffer.getvalue()
+
+
+def test_the_real_ccpe_dialogue_as_csv_comes_back_row_for_row(fixture_path):
+    text = ccpe_as_csv(fixture_path)
+
+    trees = read(text)
+
+    assert {m.role for m in trees[0].messages} == {"user", "assistant"}
+    assert "".join(dialogue_csv.write(trees)) == text
 
 
 # Through the service and the commands
@@ -197,6 +242,17 @@ def test_an_import_with_a_bad_row_imports_nothing_and_says_which_row():
     assert [str(error) for error in report.errors] == ['row 4: utterance_index: "x" is not an integer']
     assert report.as_dict()["errors"][0]["row"] == 4
     assert ConversationTree.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_real_ccpe_dialogue_as_csv_comes_back_from_the_database_row_for_row(fixture_path):
+    text = ccpe_as_csv(fixture_path)
+    dataset = dataset_get_or_create("movies")
+
+    assert tree_import(dataset=dataset, source=io.BytesIO(text.encode()), format_name="csv").committed
+
+    assert "".join(trees_export(dataset=dataset, format_name="csv")) == text
+    assert len(list(csv.reader(io.StringIO(text)))) == 1 + 43
 
 
 @pytest.mark.django_db
@@ -246,10 +302,7 @@ def test_the_commands_take_column_and_speaker_options(tmp_path):
     call_command(
         "export_trees", "chats", "--format", "csv", *columns, "-o", str(exported), stdout=io.StringIO()
     )
-    assert (
-        exported.read_text()
-        == "conv,turn,who,utterance\nc1,0,user,Hi\nc1,1,assistant,Hello\nc1,2,system,(pause)\n"
-    )
+    assert exported.read_text() == path.read_text()
 
 
 @pytest.mark.django_db

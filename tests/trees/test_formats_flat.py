@@ -132,6 +132,33 @@ def test_it_writes_back_what_it_read_including_keys_it_does_not_model():
     assert written(read(*lines)) == lines
 
 
+def test_it_reads_a_role_spelled_otherwise_as_the_role_and_writes_the_spelling_back():
+    lines = [
+        message("q", role="prompter", tree_id="t"),
+        message("a", "q", "Assistant", tree_id="t"),
+        message("b", "q", " bot ", tree_id="t"),
+        message("c", "q", "assistant", tree_id="t"),
+    ]
+
+    trees = read(*lines)
+
+    assert [m.role for m in trees[0].messages] == ["user", "assistant", "assistant", "assistant"]
+    assert written(trees) == lines
+
+
+def test_a_role_spelled_as_its_name_leaves_nothing_in_metadata():
+    [tree] = read(message("q"), message("a", "q", "assistant"))
+
+    assert [m.metadata for m in tree.messages] == [{}, {}]
+
+
+def test_a_spelling_that_does_not_read_as_the_role_is_not_written():
+    [tree] = read(message("q", role="human"))
+    tree.messages[0].role = "system"  # changed since: the spelling no longer says it
+
+    assert written([tree])[0]["role"] == "system"
+
+
 def test_it_reports_a_parent_that_is_not_there():
     trees = read(message("q"), message("a", "q", "assistant"), message("b", "zz", "assistant"))
 

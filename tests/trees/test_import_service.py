@@ -359,7 +359,7 @@ def test_it_reports_progress_as_it_goes(monkeypatch):
 def test_it_refuses_an_unknown_format():
     with pytest.raises(
         ValueError,
-        match='unknown format "brat" \\(expected one of potato, oasst, flat, ccpe, ccpe-hf, csv\\)',
+        match='unknown format "brat" \\(expected one of potato, oasst, oasst-messages, flat, ccpe, ccpe-hf, csv\\)',
     ):
         run(DatasetFactory(), jsonl(item("c1")), "brat")
 

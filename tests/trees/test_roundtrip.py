@@ -127,6 +127,17 @@ def test_flat_messages_come_back_as_they_went_in_parents_first():
     assert load(exported.encode(), "flat") == exported
 
 
+def test_flat_roles_come_back_spelled_as_they_went_in():
+    lines = [
+        line | {"role": {"user": "prompter", "assistant": "Assistant"}[line["role"]]} for line in FLAT_LINES
+    ]
+
+    exported = load(jsonl(lines), "flat")
+
+    assert objects(exported) == lines
+    assert load(exported.encode(), "flat") == exported
+
+
 def test_flat_messages_without_tree_ids_come_back_grouped_under_their_root():
     lines = [{key: value for key, value in line.items() if key != "tree_id"} for line in FLAT_LINES[:4]]
 
@@ -168,3 +179,26 @@ def test_oasst_to_flat_to_oasst_keeps_the_real_trees(fixture_path):
     for original, copied in zip(originals, objects(oasst_text), strict=True):
         # The flat file has no place for the tree's state: it comes back as "imported".
         assert copied | {"tree_state": original["tree_state"]} == original
+
+
+@pytest.mark.parametrize("to_format", ["oasst", "oasst-messages", "potato", "ccpe", "csv"])
+def test_a_flat_files_role_spellings_stay_with_flat(to_format):
+    lines = [
+        line | {"role": {"user": "prompter", "assistant": "Assistant"}[line["role"]]} for line in FLAT_LINES
+    ]
+
+    exported = convert(jsonl(lines), "flat", to_format)
+
+    assert "_role" not in exported
+    assert "Assistant" not in exported
+
+
+def test_a_csv_files_speaker_spellings_stay_with_csv():
+    data = b"dialog_id,utterance_index,speaker,text\nd1,0,USER,Hi\nd1,1,ASSISTANT,Hello\n"
+
+    as_flat = objects(convert(data, "csv", "flat"))
+
+    assert [(line["role"], sorted(line)) for line in as_flat] == [
+        ("user", ["id", "parent_id", "role", "text", "tree_id"]),
+        ("assistant", ["id", "parent_id", "role", "text", "tree_id"]),
+    ]

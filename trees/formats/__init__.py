@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from trees.formats import ccpe, ccpe_hf, dialogue_csv, flat, oasst, potato
+from trees.formats import ccpe, ccpe_hf, dialogue_csv, flat, oasst, oasst_messages, potato
 
 FORMATS: dict[str, ModuleType] = {
-    module.NAME: module for module in (potato, oasst, flat, ccpe, ccpe_hf, dialogue_csv)
+    module.NAME: module for module in (potato, oasst, oasst_messages, flat, ccpe, ccpe_hf, dialogue_csv)
 }
 
 

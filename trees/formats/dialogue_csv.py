@@ -13,8 +13,9 @@ the row as a spreadsheet numbers it, the header being row 1 —
 
     row 7: utterance_index: "3a" is not an integer
 
-Writing gives the same columns back (speakers as role names), plus the
-metadata keys the first dialogue's messages carry; keys first met in a later
+Writing gives the same columns back (each speaker as the CSV it came from
+wrote it, ``USER`` or ``Agent``; the role's name for messages from another
+format), plus the metadata keys the first dialogue's messages carry; keys first met in a later
 dialogue have no column and are left out. Values are written exactly as they
 are, those starting with ``=``, ``+``, ``-`` or ``@`` too: this is a data format
 that must read back the same, not a report (which neutralises such cells,
@@ -35,7 +36,16 @@ from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds, line_too_long
 from trees.formats.ccpe import SEGMENTS_KEY
 from trees.formats.dialogues import chain, dialogue, utterance_index
 from trees.formats.jsonstream import encode
-from trees.formats.records import CSV, FormatError, ImportIssue, MessageRecord, TreeRecord, visible_metadata
+from trees.formats.records import (
+    CSV,
+    SPEAKER_AS_WRITTEN,
+    FormatError,
+    ImportIssue,
+    MessageRecord,
+    TreeRecord,
+    spelled_role,
+    visible_metadata,
+)
 from trees.storable import unstorable
 
 NAME = "csv"
@@ -230,6 +240,8 @@ def _parse_row(
     row.text = cells[positions[columns.text]]
     structural = {positions[name] for name in columns.required()}
     row.metadata = {name: cells[slot] for slot, name in enumerate(header) if slot not in structural}
+    if row.speaker is not None and raw_speaker != row.speaker:
+        row.metadata[SPEAKER_AS_WRITTEN] = raw_speaker  # written back as it came: "USER", "Agent"
     return dialog_id or None, row
 
 
@@ -298,6 +310,13 @@ def _metadata(message: MessageRecord) -> dict[str, Any]:
     return {key: value for key, value in visible_metadata(message.metadata).items() if key != SEGMENTS_KEY}
 
 
+def _speaker(message: MessageRecord) -> str:
+    """The speaker as the CSV it came from wrote it; the role's name when it came from elsewhere,
+    or when the default table reads that speaker as another role (the message changed since)."""
+    spelling = spelled_role(message, SPEAKER_AS_WRITTEN)
+    return spelling if DEFAULT_SPEAKERS.get(spelling, message.role) == message.role else message.role
+
+
 def write(
     trees: Iterable[TreeRecord],
     *,
@@ -325,7 +344,7 @@ def write(
                 [
                     tree.external_id,
                     utterance_index(message, position),
-                    message.role,
+                    _speaker(message),
                     message.text,
                     *(_cell(metadata.get(key)) for key in extra),
                 ]

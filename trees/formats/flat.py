@@ -1,10 +1,11 @@
 """Flat message lists: one message per line, trees held together by ``parent_id``.
 
 Each line is ``{id, parent_id, tree_id?, role, text, ...}``; any other key
-goes to the message's metadata. With ``tree_id`` a file is read one tree at a
-time (a tree's lines must be consecutive); without it every message with a
-null ``parent_id`` starts a tree named after it, and the whole file is read
-before trees are formed.
+goes to the message's metadata. A role spelled otherwise than its name
+(``prompter``, ``User``) is read as the role and written back as it was spelled.
+With ``tree_id`` a file is read one tree at a time (a tree's lines must be
+consecutive); without it every message with a null ``parent_id`` starts a tree
+named after it, and the whole file is read before trees are formed.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ from trees import vocabulary
 from trees.formats.bounds import DEFAULT_BOUNDS, ReadBounds
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, read_node_id
+from trees.formats.parents import children_of, link, report_unreachable
 from trees.formats.records import (
     JSONL,
     OPTIONAL_FIELDS,
+    ROLE_AS_WRITTEN,
     ImportIssue,
     MessageRecord,
     TreeRecord,
     optional_fields_to_write,
     read_optional_fields,
+    spelled_role,
     type_name,
     visible_metadata,
 )
@@ -136,6 +140,8 @@ def _parse_message(line: int, value: dict[str, Any], tree: TreeRecord) -> Messag
         metadata={key: item for key, item in value.items() if key not in _STRUCTURAL and key != text_key},
         line=line,
     )
+    if role and value["role"] != role:
+        message.metadata[ROLE_AS_WRITTEN] = value["role"]  # written back as it was: "prompter", "User"
     read_optional_fields(value, message, tree, lambda: "")
     return message if external_id is not None else None
 
@@ -154,14 +160,6 @@ def _without_duplicates(messages: list[MessageRecord], tree: TreeRecord) -> dict
                 message.line,
             )
     return by_id
-
-
-def _children(messages: Iterable[MessageRecord]) -> dict[str, list[MessageRecord]]:
-    children: dict[str, list[MessageRecord]] = {}
-    for message in messages:
-        if message.parent_id is not None:
-            children.setdefault(message.parent_id, []).append(message)
-    return children
 
 
 def _build_tree(tree_id: str | None, lines: list[Line], finished: dict[str, int]) -> TreeRecord:
@@ -189,10 +187,10 @@ def _build_tree(tree_id: str | None, lines: list[Line], finished: dict[str, int]
             f'tree "{tree_id}" has several roots: {", ".join(named[:-1])} and {named[-1]}',
             roots[1].line,
         )
-    _link(tree, roots[0], _children(by_id.values()))
+    link(tree, roots[0], children_of(by_id.values()))
     reached = {message.external_id for message in tree.messages}
     unreached = [m for m in by_id.values() if m.external_id not in reached and m.parent_id is not None]
-    _report_unreachable(tree, unreached, by_id)
+    report_unreachable(tree, unreached, by_id)
     return tree
 
 
@@ -216,11 +214,11 @@ def _read_by_roots(first: Line, documents: Iterator[Line]) -> Iterator[TreeRecor
                     blamed.setdefault(message.external_id, []).extend(collector.issues[known:])
                     del collector.issues[known:]
     by_id = _without_duplicates(messages, collector)
-    children = _children(by_id.values())
+    children = children_of(by_id.values())
     reached: set[str] = set()
     for root in (message for message in by_id.values() if message.parent_id is None):
         tree = TreeRecord(external_id=root.external_id, line=root.line)
-        _link(tree, root, children)
+        link(tree, root, children)
         reached.update(message.external_id for message in tree.messages)
         if blamed:
             for message in tree.messages:
@@ -230,59 +228,10 @@ def _read_by_roots(first: Line, documents: Iterator[Line]) -> Iterator[TreeRecor
     for issues in blamed.values():
         collector.issues.extend(issues)
     unreached = [message for message in by_id.values() if message.external_id not in reached]
-    _report_unreachable(collector, unreached, by_id)
+    report_unreachable(collector, unreached, by_id)
     # These problems belong to no tree that could be formed: each is an item of its own.
     for issue in sorted(collector.issues, key=lambda issue: issue.line or 0):
         yield _error_item(issue.line or 0, issue)
-
-
-def _link(tree: TreeRecord, root: MessageRecord, children: dict[str, list[MessageRecord]]) -> None:
-    """Put the messages reachable from ``root`` into ``tree``, in preorder."""
-    stack: list[tuple[MessageRecord, int, int, int]] = [(root, -1, 0, 0)]
-    while stack:
-        message, parent_index, position, depth = stack.pop()
-        message.parent_index, message.position, message.depth = parent_index, position, depth
-        index = len(tree.messages)
-        tree.messages.append(message)
-        kids = children.get(message.external_id, ())
-        for slot in range(len(kids) - 1, -1, -1):
-            stack.append((kids[slot], index, slot, depth + 1))
-
-
-def _report_unreachable(
-    tree: TreeRecord, unreached: list[MessageRecord], by_id: dict[str, MessageRecord]
-) -> None:
-    """Say why each message cannot be reached from a root: a parent that is
-    not there, or a cycle of parents (each cycle reported once).
-
-    Each walk up the parents stops where an earlier walk went, so a long chain
-    below a missing parent costs O(n), not O(n²) walks of O(n) each.
-    """
-    order = {message.external_id: index for index, message in enumerate(unreached)}
-    found: list[tuple[int, str, int | None]] = []  # (the message it is told with, text, line)
-    settled: set[str] = set()
-    for start, message in enumerate(unreached):
-        walk: dict[str, int] = {}  # the ids of this walk, in order
-        current = message
-        while current.external_id not in settled and current.external_id not in walk:
-            walk[current.external_id] = len(walk)
-            if current.parent_id is None:
-                break  # another root: reported as one of several
-            parent = by_id.get(current.parent_id)
-            if parent is None:
-                index = order.get(current.external_id, start)
-                found.append((index, f'unknown parent "{current.parent_id}"', current.line))
-                break
-            current = parent
-        else:
-            if current.external_id in walk:
-                cycle = list(walk)[walk[current.external_id] :]
-                route = " → ".join(f'"{node}"' for node in [*cycle, cycle[0]])
-                found.append((start, f"cycle of parents: {route}", current.line))
-        settled.update(walk)
-    found.sort(key=lambda item: item[0])
-    for _, text, line in found:
-        tree.add_issue("parent_id", text, line)
 
 
 def _line_body(tree: TreeRecord, message: MessageRecord) -> dict[str, Any]:
@@ -290,12 +239,18 @@ def _line_body(tree: TreeRecord, message: MessageRecord) -> dict[str, Any]:
         "id": message.external_id,
         "parent_id": message.parent_id,
         "tree_id": tree.external_id,
-        "role": message.role,
+        "role": _role_out(message),
         "text": message.text,
     }
     body.update(optional_fields_to_write(message))
     body.update(visible_metadata(message.metadata))
     return body
+
+
+def _role_out(message: MessageRecord) -> str:
+    """The role as the flat file it came from spelled it, when that still reads as the role."""
+    spelling = spelled_role(message, ROLE_AS_WRITTEN)
+    return spelling if vocabulary.normalize_role(spelling) == message.role else message.role
 
 
 def write(trees: Iterable[TreeRecord], **_: Any) -> Iterator[str]:

@@ -16,7 +16,10 @@ from trees import vocabulary
 from trees.formats.bounds import DEFAULT_BOUNDS, TREE_NESTING, ReadBounds, tree_nesting
 from trees.formats.jsonstream import encode, iter_documents
 from trees.formats.nested import MISSING, NodeKeys, dump_nested_tree, read_nested_tree, read_node_id
+from trees.formats.oasst_rows import as_mappings
 from trees.formats.records import (
+    BOOKKEEPING,
+    HUB_STRUCTS,
     JSONL,
     OMITTED,
     ImportIssue,
@@ -139,7 +142,7 @@ def _node_body(message: MessageRecord) -> dict[str, Any]:
         body["model_name"] = message.model_name
     if metadata:
         for key, value in metadata.items():
-            if key != OMITTED:
+            if key not in BOOKKEEPING:
                 body[key] = value
     return body
 
@@ -154,11 +157,15 @@ def dump_item(tree: TreeRecord) -> str:
     head: dict[str, Any] = {"message_tree_id": tree.external_id}
     if "tree_state" not in omitted:
         head["tree_state"] = tree.state or vocabulary.IMPORTED_TREE_STATE
-    head.update((key, value) for key, value in tree.metadata.items() if key != OMITTED)
+    head.update((key, value) for key, value in tree.metadata.items() if key not in BOOKKEEPING)
     text = encode(head)
     if not tree.messages:
         return text
-    nested = dump_nested_tree(tree, _node_body, KEYS.children_key, omit_empty_children=_omits_replies)
+    body = _node_body
+    if tree.metadata.get(HUB_STRUCTS):
+        # Rows read from the hub's Parquet: their emojis and labels as this export has them.
+        body = lambda message: as_mappings(_node_body(message))  # noqa: E731
+    nested = dump_nested_tree(tree, body, KEYS.children_key, omit_empty_children=_omits_replies)
     return f'{text[:-1]},"prompt":{nested}}}'
 
 

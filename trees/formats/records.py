@@ -130,13 +130,39 @@ class TreeRecord:
 # ``deleted`` in older Open-Assistant exports), so its writer leaves them out
 # again; other formats ignore it.
 OMITTED = "_omitted"
+# Metadata keys holding a message's role as its file spelled it, when that is not the
+# role's own name (``prompter`` in a flat file, ``USER`` in a CSV), so that the writer of
+# the same format gives the file back as it was. One key per format family: a CSV's speaker
+# spellings may need its own speaker table, so a flat file never writes them, nor the reverse.
+ROLE_AS_WRITTEN = "_role"  # flat: the "role" key
+SPEAKER_AS_WRITTEN = "_speaker"  # csv: the speaker column
+# Open-Assistant's message rows (``trees.formats.oasst_rows``): a tree whose rows give every
+# key, null when none, and the keys one row gave as null against its tree's layout.
+WITH_NULLS = "_with_nulls"
+NULLED = "_null"
+# A tree read from the hub's Parquet: its emojis and labels are kept as the hub's structs of
+# lists (a database may reorder a mapping's keys, never a list), and given as mappings to JSON.
+HUB_STRUCTS = "_hub_structs"
+# Keys only a format's own writer reads: never written as metadata.
+BOOKKEEPING = frozenset({OMITTED, ROLE_AS_WRITTEN, SPEAKER_AS_WRITTEN, WITH_NULLS, NULLED, HUB_STRUCTS})
 
 
 def visible_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """Metadata without the bookkeeping keys that only one format reads."""
-    if OMITTED not in metadata:
+    if not metadata or BOOKKEEPING.isdisjoint(metadata):
         return metadata
-    return {key: value for key, value in metadata.items() if key != OMITTED}
+    return {key: value for key, value in metadata.items() if key not in BOOKKEEPING}
+
+
+def spelled_role(message: MessageRecord, key: str) -> str:
+    """The message's role as the file it came from spelled it under ``key``
+    (``ROLE_AS_WRITTEN`` or ``SPEAKER_AS_WRITTEN``), else the role's own name."""
+    metadata = message.metadata
+    if metadata:
+        spelling = metadata.get(key)
+        if isinstance(spelling, str):
+            return spelling
+    return message.role
 
 
 # Message fields every format reads and writes when it finds them, beside the

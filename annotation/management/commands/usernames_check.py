@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 
 from annotation.models import UsernameKey
 from annotation.projects.usernames import username_key
+from trees.audit import TextCommand
 
 
-class Command(BaseCommand):
+class Command(TextCommand):
     help = "List accounts whose usernames look like another's (rename them; the first keeps its name)."
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -1,4 +1,7 @@
-"""python manage.py import_trees DATASET FILE --format potato|oasst|flat|ccpe|ccpe-hf|csv
+"""python manage.py import_trees DATASET FILE --format potato|oasst|oasst-messages|flat|ccpe|ccpe-hf|csv
+
+oasst-messages files are JSONL or Parquet: by --layout, else by the file's name
+(.parquet), else by its first bytes.
 
 CSV files name their columns with --dialog-column, --index-column,
 --speaker-column and --text-column, and add speakers to the speaker table
@@ -17,7 +20,7 @@ from django.db import transaction
 
 from trees import vocabulary
 from trees.audit import AuditedCommand
-from trees.formats import FORMATS
+from trees.formats import FORMATS, oasst_messages
 from trees.management.progress import ProgressBar
 from trees.services import dataset_get_or_create, tree_import
 from trees.validation import ImportLimits
@@ -35,6 +38,12 @@ class Command(AuditedCommand):
         parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="format_name")
         parser.add_argument("--id-key", default="id", help="potato: the item id key (default: id)")
         parser.add_argument("--tree-key", default="tree", help="potato: the tree key (default: tree)")
+        parser.add_argument(
+            "--layout",
+            choices=oasst_messages.LAYOUTS,
+            help="oasst-messages: JSONL or Parquet (default: by the file's name, .parquet, "
+            "else by its first bytes)",
+        )
         add_csv_arguments(parser)
         parser.add_argument(
             "--speaker",
@@ -55,6 +64,8 @@ class Command(AuditedCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
+        if options["layout"] and options["format_name"] != oasst_messages.NAME:
+            raise CommandError(f"--layout is for --format {oasst_messages.NAME}", returncode=2)
         try:
             source = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as error:
@@ -71,6 +82,11 @@ class Command(AuditedCommand):
             format_options = {"id_key": options["id_key"], "tree_key": options["tree_key"]}
         elif options["format_name"] == "csv":
             format_options = csv_options(options) | {"speakers": speaker_entries(options["speaker"])}
+        elif options["format_name"] == oasst_messages.NAME:
+            # A name ending in .parquet says Parquet; other files are told by their first bytes.
+            parquet = oasst_messages.layout_of(path) == oasst_messages.PARQUET_LAYOUT
+            layout = options["layout"] or (oasst_messages.PARQUET_LAYOUT if parquet else None)
+            format_options = {"layout": layout}
         # A new dataset is only kept if the import is.
         with source, transaction.atomic():
             try:
