@@ -1,6 +1,6 @@
 """From the report to the conversations in Chromium: an outcome's count is a link, the results
 page lists them and leads to the item, and both pages pass axe at a desktop's and a phone's
-width. Screenshots go to ``var/artifacts/`` (or ``$BRANCHPOINT_ARTIFACTS``)."""
+width. Screenshots go to ``$BRANCHPOINT_ARTIFACTS`` (default ``tests/artifacts/``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from tests.test_csp_browser import axe_clean
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ARTIFACTS = Path(os.environ.get("BRANCHPOINT_ARTIFACTS", "var/artifacts"))
+ARTIFACTS = Path(
+    os.environ.get("BRANCHPOINT_ARTIFACTS") or Path(__file__).resolve().parents[2] / "tests" / "artifacts"
+)
 
 
 def test_an_outcome_leads_to_its_conversations_and_on_to_the_item(

@@ -28,7 +28,9 @@ from tests.test_csp_browser import axe_clean
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ARTIFACTS = Path(os.environ.get("BRANCHPOINT_ARTIFACTS", "var/artifacts"))
+ARTIFACTS = Path(
+    os.environ.get("BRANCHPOINT_ARTIFACTS") or Path(__file__).resolve().parents[3] / "tests" / "artifacts"
+)
 
 
 def test_start_buttons_are_named_by_what_they_show_and_the_picker_passes_axe(

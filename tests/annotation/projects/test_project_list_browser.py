@@ -1,7 +1,7 @@
 """The projects list in Chromium after a reviewer sends work back: the counts read right,
 the sent-back row stands out, and the page passes axe at a desktop's and a phone's width.
 
-Screenshots go to ``var/artifacts/`` (or ``$BRANCHPOINT_ARTIFACTS``).
+Screenshots go to ``$BRANCHPOINT_ARTIFACTS`` (default ``tests/artifacts/``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from tests.test_csp_browser import axe_clean
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ARTIFACTS = Path(os.environ.get("BRANCHPOINT_ARTIFACTS", "var/artifacts"))
+ARTIFACTS = Path(
+    os.environ.get("BRANCHPOINT_ARTIFACTS") or Path(__file__).resolve().parents[3] / "tests" / "artifacts"
+)
 
 
 def test_after_a_rejection_the_list_shows_the_item_sent_back(
