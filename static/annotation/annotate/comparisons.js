@@ -59,9 +59,7 @@ export function createComparisons(options) {
       order.forEach(function (child, index) {
         replies.appendChild(el("li", { "data-reply": child }, [
           el("strong", { class: "reply-letter", text: letter(index) }),
-          " ",
-          el("code", { text: child }),
-          messageBody(messageById.get(child), { className: "reply-text", spanMode: options.spanMode }),
+          messageBody(messageById.get(child), { className: "reply-text", spanMode: options.spanMode, name: "reply " + letter(index) }),
         ]));
       });
       section.appendChild(replies);
@@ -87,7 +85,8 @@ export function createComparisons(options) {
     var existing = comparison.pairs.find(function (pair) {
       return (pair.a === a && pair.b === b) || (pair.a === b && pair.b === a);
     });
-    var legend = letter(first) + " (" + a + ") compared with " + letter(second) + " (" + b + ")";
+    // Letters only: the ids (resp_a, resp_b) would give away the order the page shuffled.
+    var legend = letter(first) + " compared with " + letter(second);
     var widget = widgets.track(pairWidget(legend, scheme.branch_comparison.labels, existing && existing.a === a ? existing.label : null, function (label) {
       comparison.pairs = comparison.pairs.filter(function (pair) {
         return !((pair.a === a && pair.b === b) || (pair.a === b && pair.b === a));
@@ -147,8 +146,9 @@ export function createComparisons(options) {
     function draw() {
       list.textContent = "";
       ranking.forEach(function (child, index) {
-        var up = el("button", { type: "button", class: "button rank-up", disabled: index === 0 || !item.editable, "aria-label": "Move " + child + " up" , text: "Up" });
-        var down = el("button", { type: "button", class: "button rank-down", disabled: index === ranking.length - 1 || !item.editable, "aria-label": "Move " + child + " down", text: "Down" });
+        var name = letter(comparison.shown_order.indexOf(child));
+        var up = el("button", { type: "button", class: "button rank-up", disabled: index === 0 || !item.editable, "aria-label": "Move " + name + " up", text: "Up" });
+        var down = el("button", { type: "button", class: "button rank-down", disabled: index === ranking.length - 1 || !item.editable, "aria-label": "Move " + name + " down", text: "Down" });
         up.addEventListener("click", function () {
           ranking.splice(index - 1, 0, ranking.splice(index, 1)[0]);
           commit(index - 1, ".rank-up");
@@ -159,7 +159,7 @@ export function createComparisons(options) {
         });
         var shownAt = comparison.shown_order.indexOf(child);
         list.appendChild(el("li", { "data-ranked": child }, [
-          el("strong", { class: "reply-letter", text: letter(shownAt) }), " ", el("code", { text: child }), " ", up, " ", down,
+          el("strong", { class: "reply-letter", text: letter(shownAt) }), " ", up, " ", down,
         ]));
       });
     }

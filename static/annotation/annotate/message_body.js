@@ -17,7 +17,8 @@
 import { el } from "./elements.js";
 
 // options: spanMode (plain text only), className (added to the body's
-// classes) and compact (as inside the tree's rows, where the keys move
+// classes), name (what the toggle calls the message: its id unless given, as
+// for compared replies, named by letter so as not to give the shuffle away) and compact (as inside the tree's rows, where the keys move
 // between messages: links leave the Tab order, and code and tables wrap or
 // clip rather than scroll, since a scrolling block would need a Tab stop;
 // the open message's panel has the whole body. The toggle starts out of the
@@ -36,7 +37,7 @@ export function messageBody(message, options) {
     class: "message-source-toggle",
     "aria-pressed": "false",
     // The name stays the same; aria-pressed says which view is showing.
-    "aria-label": "Show source of message " + message.id,
+    "aria-label": "Show source of " + (settings.name || "message " + message.id),
     "data-message-source-toggle": true,
     text: "Show source",
   });
