@@ -21,21 +21,18 @@ from evaluation.selectors import (
     report_query_read,
     result_filter_read,
     results_listed,
-    rubric_get,
 )
-from evaluation.services import judgments_combine
-from evaluation.views import _report_project
+from evaluation.views import report_rubric
 
 
 @require_GET
 @login_required
 def rubric_results(request: HttpRequest, name: str, rubric: str) -> HttpResponse:
     """The results a report line counts (``?outcome=`` or ``?key=&holds=yes|no``), in item order."""
-    project = _report_project(request, name)
-    if isinstance(project, HttpResponse):
-        return project
-    found = rubric_get(name=rubric)
-    judgments_combine(project=project, rubric=found)
+    chosen = report_rubric(request, name, rubric)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, found = chosen
     try:
         query = report_query_read(project=project, rubric=found, params=request.GET)
         chosen = result_filter_read(query=query, params=request.GET)

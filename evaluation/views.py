@@ -62,6 +62,17 @@ def _report_project(request: HttpRequest, name: str) -> Project | HttpResponse:
     return project
 
 
+def report_rubric(request: HttpRequest, name: str, rubric: str) -> tuple[Project, Rubric] | HttpResponse:
+    """The project and rubric a report page or download is about, the judges' answers brought
+    up to date; or the refusal page for those who may not see reports."""
+    project = _report_project(request, name)
+    if isinstance(project, HttpResponse):
+        return project
+    found = rubric_get(name=rubric)
+    judgments_combine(project=project, rubric=found)
+    return project, found
+
+
 @require_GET
 @login_required
 def project_rubrics(request: HttpRequest, name: str) -> HttpResponse:
@@ -87,11 +98,10 @@ def project_rubrics(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def rubric_report(request: HttpRequest, name: str, rubric: str) -> HttpResponse:
     """Outcomes, mean score with its interval, pass rates and histogram; grouped side by side on request."""
-    project = _report_project(request, name)
-    if isinstance(project, HttpResponse):
-        return project
-    found = rubric_get(name=rubric)
-    judgments_combine(project=project, rubric=found)
+    chosen = report_rubric(request, name, rubric)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, found = chosen
     problems = []
     try:
         query = report_query_read(project=project, rubric=found, params=request.GET)
@@ -171,11 +181,10 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
 @login_required
 def rubric_report_download(request: HttpRequest, name: str, rubric: str, fmt: str) -> HttpResponse:
     """The report's figures as JSON or CSV (``group, metric, key, value``)."""
-    project = _report_project(request, name)
-    if isinstance(project, HttpResponse):
-        return project
-    found = rubric_get(name=rubric)
-    judgments_combine(project=project, rubric=found)
+    chosen = report_rubric(request, name, rubric)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, found = chosen
     try:
         query = report_query_read(project=project, rubric=found, params=request.GET)
     except ProblemsError as error:
@@ -195,11 +204,10 @@ def rubric_report_download(request: HttpRequest, name: str, rubric: str, fmt: st
 @login_required
 def rubric_results_download(request: HttpRequest, name: str, rubric: str, fmt: str) -> HttpResponse:
     """One line per item (and node or path): JSONL as ``evaluate -o`` writes it, or CSV."""
-    project = _report_project(request, name)
-    if isinstance(project, HttpResponse):
-        return project
-    found = rubric_get(name=rubric)
-    judgments_combine(project=project, rubric=found)
+    chosen = report_rubric(request, name, rubric)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, found = chosen
     try:
         query = report_query_read(project=project, rubric=found, params=request.GET)
     except ProblemsError as error:
