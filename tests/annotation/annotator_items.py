@@ -76,3 +76,33 @@ def project_over(
         for user in users:
             membership_add(project=project, user=user, role=plural.removesuffix("s"))
     return project
+
+
+# A tree that branches twice: at its question (a1, b1) and at the follow-up under a1 (a2, a3).
+TWO_BRANCHES = {
+    "id": "two-branches",
+    "tree": {
+        "id": "q",
+        "role": "user",
+        "content": "Question",
+        "children": [
+            {
+                "id": "a1",
+                "role": "assistant",
+                "content": "First answer",
+                "children": [
+                    {
+                        "id": "u1",
+                        "role": "user",
+                        "content": "Follow-up",
+                        "children": [
+                            {"id": "a2", "role": "assistant", "content": "One"},
+                            {"id": "a3", "role": "assistant", "content": "Two"},
+                        ],
+                    }
+                ],
+            },
+            {"id": "b1", "role": "assistant", "content": "Second answer"},
+        ],
+    },
+}

@@ -39,7 +39,7 @@ from playwright.sync_api import Page, expect
 from annotation.models import Membership, Project
 from annotation.projects.services import membership_add
 from annotation.work.assignment import item_next
-from tests.annotation.annotator_items import RESPONSE_QUALITY, SEED_ITEM, person, project_over
+from tests.annotation.annotator_items import RESPONSE_QUALITY, SEED_ITEM, TWO_BRANCHES, person, project_over
 from tests.factories import ChainTreeFactory, DatasetFactory, MessageFactory, ProjectFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -175,33 +175,7 @@ def test_a_linear_dialogue_is_a_list_of_turns(live_server: Any, page: Page, sign
 def test_a_branching_tree_goes_up_a_level_only_at_branch_points(
     live_server: Any, page: Page, sign_in: Any
 ) -> None:
-    item = {
-        "id": "branchy",
-        "tree": {
-            "id": "q",
-            "role": "user",
-            "content": "Question",
-            "children": [
-                {
-                    "id": "a1",
-                    "role": "assistant",
-                    "content": "First answer",
-                    "children": [
-                        {
-                            "id": "u1",
-                            "role": "user",
-                            "content": "Follow-up",
-                            "children": [
-                                {"id": "a2", "role": "assistant", "content": "One"},
-                                {"id": "a3", "role": "assistant", "content": "Two"},
-                            ],
-                        }
-                    ],
-                },
-                {"id": "b1", "role": "assistant", "content": "Second answer"},
-            ],
-        },
-    }
+    item = {**TWO_BRANCHES, "id": "branchy"}
     project = project_over("branchy", RESPONSE_QUALITY, [item], [person("alice")])
     open_item(page, live_server, sign_in, project)
 

@@ -24,7 +24,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from annotation.work.assignment import item_next
-from tests.annotation.annotator_items import person, project_over
+from tests.annotation.annotator_items import TWO_BRANCHES, person, project_over
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,33 +37,6 @@ annotation_schemes:
     path_selection: {enabled: true}
     branch_comparison: {enabled: true}
 """
-TWO_BRANCHES = {
-    "id": "two-branches",
-    "tree": {
-        "id": "q",
-        "role": "user",
-        "content": "Question",
-        "children": [
-            {
-                "id": "a1",
-                "role": "assistant",
-                "content": "First answer",
-                "children": [
-                    {
-                        "id": "u1",
-                        "role": "user",
-                        "content": "Follow-up",
-                        "children": [
-                            {"id": "a2", "role": "assistant", "content": "One"},
-                            {"id": "a3", "role": "assistant", "content": "Two"},
-                        ],
-                    }
-                ],
-            },
-            {"id": "b1", "role": "assistant", "content": "Second answer"},
-        ],
-    },
-}
 
 
 def node(page: Page, node_id: str) -> Any:
