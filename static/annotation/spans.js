@@ -5,11 +5,20 @@
  * in its "whole conversation" section: the list of spans, each with a Delete
  * button. Beyond a widget, it works in the message rows themselves:
  *
+ * - the label palette, above the conversation: each label with its key and
+ *   colour, there before anything is selected; a label clicked while text is
+ *   selected labels it;
  * - select text inside one message (in a linear dialogue or on any node of a
  *   branching tree) and a chooser opens: pick the label, then each attribute,
  *   with their keys (a label's key_value, else 1-9 in order) or with clicks;
  *   the span is added once everything is chosen (Enter adds it earlier when
- *   the rest is optional, Backspace steps back, Esc cancels);
+ *   the rest is optional, Backspace steps back, Esc cancels). The chooser is
+ *   placed below or above the selected line, never over the selected text;
+ * - caret mode, for the keyboard alone: s on a focused message row puts a
+ *   caret in its text; arrows move it by character, Ctrl or Alt with them by
+ *   word, Home and End to the ends, Shift extends the selection, and a label
+ *   key makes the span (Enter opens the chooser, Esc leaves). A polite live
+ *   region says where the caret is and what is selected;
  * - every span is drawn in its message: each covered stretch of text is one
  *   mark, tinted with its innermost span's colour and underlined with one bar
  *   per covering span (outer spans lower), so nested and crossing spans all
@@ -32,6 +41,10 @@
     var active = null;
     var chooser = null;
     var started = false;
+    // The message in caret mode: {node, box, anchor, focus}, offsets in code points.
+    var caret = null;
+    var palettes = null;
+    var caretStatus = null;
 
     // -- offsets ----------------------------------------------------------------
 
@@ -123,7 +136,12 @@
 
     // -- drawing spans in the messages ----------------------------------------------
 
+    // Draws the message's spans, the pending one, and in caret mode the caret and its selection.
     function paint(nodeId, pending) {
+      var caretAt = caret && caret.node === nodeId ? units(toolkit.textOf(nodeId), caret.focus) : -1;
+      if (caretAt >= 0 && !pending) {
+        pending = caretPending();
+      }
       var row = rowById(nodeId);
       if (!row) {
         return;
@@ -168,6 +186,9 @@
         cuts.add(span.start);
         cuts.add(span.end);
       });
+      if (caretAt >= 0) {
+        cuts.add(caretAt);
+      }
       var edges = Array.from(cuts).sort(function (a, b) {
         return a - b;
       });
@@ -176,6 +197,9 @@
         var from = edges[index];
         var to = edges[index + 1];
         var piece = text.slice(from, to);
+        if (from === caretAt) {
+          box.appendChild(caretMark());
+        }
         var over = covering.filter(function (span) {
           return span.start <= from && span.end >= to;
         });
@@ -185,6 +209,13 @@
         }
         box.appendChild(mark(piece, over));
       }
+      if (caretAt >= 0 && caretAt === text.length) {
+        box.appendChild(caretMark());
+      }
+    }
+
+    function caretMark() {
+      return el("span", { class: "span-caret", "aria-hidden": "true", "data-span-caret": true });
     }
 
     function mark(piece, over) {
@@ -350,8 +381,12 @@
       return index < 9 ? String(index + 1) : null;
     }
 
-    function openChooser(widget, nodeId, startUnit, endUnit) {
+    // A new span over units startUnit-endUnit of the message: added at once when
+    // options.label leaves nothing to choose, else the chooser asks for the rest.
+    // options.fromCaret: the caret mode to go back to afterwards.
+    function openChooser(widget, nodeId, startUnit, endUnit, options) {
       closeChooser(false);
+      options = options || {};
       var text = toolkit.textOf(nodeId);
       var pending = {
         widget: widget,
@@ -361,10 +396,15 @@
         start: points(text, startUnit),
         end: points(text, endUnit),
         text: text.slice(startUnit, endUnit),
-        label: null,
+        label: options.label || null,
         attributes: {},
         steps: steps(widget),
+        fromCaret: options.fromCaret || null,
       };
+      if (complete(pending)) {
+        commit(pending);
+        return;
+      }
       var box = el("section", {
         class: "span-chooser",
         role: "dialog",
@@ -377,7 +417,59 @@
       document.body.appendChild(box);
       paint(nodeId, pending);
       box.addEventListener("keydown", chooserKey);
+      // Focused first: leaving caret mode on the way may move the text the chooser is placed by.
       box.focus({ preventScroll: true });
+      var marked = rowById(nodeId).querySelector(".span-pending");
+      if (marked) {
+        marked.scrollIntoView({ block: "nearest" });
+      }
+      placeChooser();
+    }
+
+    // The selected text's box on screen: its line(s), which the chooser must leave in view.
+    function selectedRect(pending) {
+      var box = rowById(pending.node).querySelector(".node-text");
+      var range = document.createRange();
+      var seen = 0;
+      var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      for (var text = walker.nextNode(); text; text = walker.nextNode()) {
+        if (pending.startUnit >= seen && pending.startUnit <= seen + text.length) {
+          range.setStart(text, pending.startUnit - seen);
+        }
+        if (pending.endUnit >= seen && pending.endUnit <= seen + text.length) {
+          range.setEnd(text, pending.endUnit - seen);
+          break;
+        }
+        seen += text.length;
+      }
+      return range.getBoundingClientRect();
+    }
+
+    // Below the selected line when the chooser fits there, else above it, else on
+    // the roomier side, scrolling inside itself: it never covers the selected text.
+    function placeChooser() {
+      if (!chooser || !rowById(chooser.pending.node)) {
+        return;
+      }
+      var box = chooser.element;
+      var gap = 8;
+      var rect = selectedRect(chooser.pending);
+      var width = document.documentElement.clientWidth;
+      var height = window.innerHeight;
+      box.style.maxHeight = "";
+      var size = box.getBoundingClientRect();
+      var below = height - rect.bottom - 2 * gap;
+      var above = rect.top - 2 * gap;
+      var top;
+      if (size.height <= below || (size.height > above && below >= above)) {
+        top = rect.bottom + gap;
+        box.style.maxHeight = Math.max(below, 0) + "px";
+      } else {
+        box.style.maxHeight = Math.max(above, 0) + "px";
+        top = rect.top - gap - Math.min(size.height, Math.max(above, 0));
+      }
+      box.style.top = top + "px";
+      box.style.left = Math.max(gap, Math.min(rect.left, width - size.width - gap)) + "px";
     }
 
     function drawChooser() {
@@ -471,6 +563,11 @@
 
     function addPending() {
       var pending = chooser.pending;
+      closeChooser(false);
+      commit(pending);
+    }
+
+    function commit(pending) {
       var widget = pending.widget;
       var attributes = {};
       (widget.config.attributes || []).forEach(function (attribute) {
@@ -483,34 +580,39 @@
         return other.node === span.node && other.start === span.start && other.end === span.end &&
           other.label === span.label && JSON.stringify(other.attributes) === JSON.stringify(span.attributes);
       });
-      closeChooser(false);
       if (same) {
         toolkit.flash("That span is already there.");
-        paint(span.node, null);
-        return;
+      } else {
+        widget.spans.push(span);
+        save(widget);
+        drawList(widget);
+        toolkit.flash("Added the span " + describe(span) + " in message " + span.node + ".");
       }
-      widget.spans.push(span);
-      save(widget);
-      paint(span.node, null);
-      drawList(widget);
-      toolkit.flash("Added the span " + describe(span) + " in message " + span.node + ".");
-      focusRow(span.node);
+      if (pending.fromCaret) {
+        // Back in caret mode, just after the new span, for the next one.
+        enterCaret(span.node, span.end, span.end);
+      } else {
+        paint(span.node, null);
+        focusRow(span.node);
+      }
     }
 
     function closeChooser(cancelled) {
       if (!chooser) {
         return;
       }
-      var node = chooser.pending.node;
+      var pending = chooser.pending;
       chooser.element.remove();
       chooser = null;
       var selection = window.getSelection();
       if (selection) {
         selection.removeAllRanges();
       }
-      if (cancelled) {
-        paint(node, null);
-        focusRow(node);
+      if (cancelled && pending.fromCaret) {
+        enterCaret(pending.node, pending.fromCaret.anchor, pending.fromCaret.focus);
+      } else if (cancelled) {
+        paint(pending.node, null);
+        focusRow(pending.node);
       }
     }
 
@@ -535,23 +637,21 @@
       return element ? element.closest(".node-text") : null;
     }
 
-    function selectionEnded() {
-      if (!editable || !active || chooser) {
-        return;
-      }
+    // The text selected with the mouse, trimmed of the spaces around it: {node, start, end} in units, or null.
+    function selectedStretch() {
       var selection = window.getSelection();
       if (!selection || selection.isCollapsed || !selection.rangeCount) {
-        return;
+        return null;
       }
       var range = selection.getRangeAt(0);
       var startBox = textBox(range.startContainer);
       var endBox = textBox(range.endContainer);
       if (!startBox && !endBox) {
-        return;
+        return null;
       }
       if (startBox !== endBox) {
         toolkit.flash("A span lies within one message: select text inside a single message.");
-        return;
+        return null;
       }
       var row = startBox.closest(".node[data-id]");
       var text = toolkit.textOf(row.dataset.id);
@@ -564,10 +664,245 @@
       while (end > start && /\s/.test(text[end - 1])) {
         end -= 1;
       }
-      if (start < end) {
-        openChooser(active, row.dataset.id, start, end);
+      return start < end ? { node: row.dataset.id, start: start, end: end } : null;
+    }
+
+    function selectionEnded() {
+      if (!editable || !active || chooser) {
+        return;
+      }
+      var stretch = selectedStretch();
+      if (stretch) {
+        openChooser(active, stretch.node, stretch.start, stretch.end);
       }
     }
+
+    // -- caret mode: spans by keyboard ---------------------------------------------
+
+    function isWordCharacter(character) {
+      return /[\p{L}\p{N}\p{M}_]/u.test(character);
+    }
+
+    // Where the caret lands from `at` (code points) on a key: by character, by word, or to an end.
+    function caretMove(characters, at, key, byWord) {
+      var length = characters.length;
+      if (key === "Home") {
+        return 0;
+      }
+      if (key === "End") {
+        return length;
+      }
+      var step = key === "ArrowRight" ? 1 : -1;
+      if (!byWord) {
+        return Math.max(0, Math.min(length, at + step));
+      }
+      // By word: over what lies between words, then to the word's far end.
+      var next = step > 0 ? at : at - 1;
+      while (next >= 0 && next < length && !isWordCharacter(characters[next])) {
+        next += step;
+      }
+      while (next >= 0 && next < length && isWordCharacter(characters[next])) {
+        next += step;
+      }
+      return step > 0 ? Math.min(next, length) : Math.max(next + 1, 0);
+    }
+
+    // The caret's selection, trimmed of spaces: {start, end} in code points (start === end when empty).
+    function caretSelection() {
+      var characters = Array.from(toolkit.textOf(caret.node));
+      var start = Math.min(caret.anchor, caret.focus);
+      var end = Math.max(caret.anchor, caret.focus);
+      while (start < end && /\s/.test(characters[start])) {
+        start += 1;
+      }
+      while (end > start && /\s/.test(characters[end - 1])) {
+        end -= 1;
+      }
+      return { start: start, end: end };
+    }
+
+    function caretPending() {
+      var chosen = caretSelection();
+      if (chosen.start === chosen.end) {
+        return null;
+      }
+      var text = toolkit.textOf(caret.node);
+      return { node: caret.node, startUnit: units(text, chosen.start), endUnit: units(text, chosen.end), pending: true };
+    }
+
+    function announce(message) {
+      if (caretStatus) {
+        caretStatus.textContent = message;
+      }
+    }
+
+    function describeCaret() {
+      var characters = Array.from(toolkit.textOf(caret.node));
+      var chosen = caretSelection();
+      if (chosen.start < chosen.end) {
+        return "Selected “" + characters.slice(chosen.start, chosen.end).join("") + "” (" + chosen.start + "–" + chosen.end +
+          ") in message " + caret.node + ": press a label key.";
+      }
+      var word = caretMove(characters, caret.focus, "ArrowRight", true);
+      var after = characters.slice(caret.focus, word).join("").trim();
+      return "Caret in message " + caret.node + " at " + caret.focus + " of " + characters.length +
+        (after ? ", before “" + after + "”" : ", at the end") + ".";
+    }
+
+    function enterCaret(nodeId, anchor, focus) {
+      var row = rowById(nodeId);
+      if (!row || !editable || !active) {
+        return;
+      }
+      leaveCaret(false);
+      var box = row.querySelector(".node-text");
+      caret = { node: nodeId, box: box, anchor: anchor, focus: focus };
+      box.tabIndex = -1;
+      box.setAttribute("role", "textbox");
+      box.setAttribute("aria-readonly", "true");
+      box.setAttribute("aria-label", "Text of message " + nodeId + ", caret mode: Shift with the arrows selects, a label key labels, Esc leaves");
+      box.classList.add("is-caret");
+      box.addEventListener("keydown", caretKey);
+      box.addEventListener("focusout", caretBlur);
+      paint(nodeId, null);
+      box.focus({ preventScroll: true });
+      announce(describeCaret());
+    }
+
+    // Leaves caret mode; `toRow` puts the focus back on the message's row.
+    function leaveCaret(toRow) {
+      if (!caret) {
+        return;
+      }
+      var left = caret;
+      caret = null;
+      left.box.removeEventListener("keydown", caretKey);
+      left.box.removeEventListener("focusout", caretBlur);
+      ["tabindex", "role", "aria-readonly", "aria-label"].forEach(function (name) {
+        left.box.removeAttribute(name);
+      });
+      left.box.classList.remove("is-caret");
+      var choosing = chooser && chooser.pending.node === left.node;
+      paint(left.node, choosing ? chooser.pending : null);
+      if (!choosing) {
+        announce(""); // while the chooser asks for the rest, the line still says what is selected
+      }
+      if (toRow) {
+        focusRow(left.node);
+      }
+    }
+
+    function caretBlur() {
+      leaveCaret(false);
+    }
+
+    // Labels the caret's selection with `label`: at once, or through the chooser when attributes are asked for.
+    function caretLabel(widget, label) {
+      var chosen = caretSelection();
+      if (chosen.start === chosen.end) {
+        announce("Nothing is selected: hold Shift and move the caret first.");
+        return;
+      }
+      var text = toolkit.textOf(caret.node);
+      var from = { anchor: caret.anchor, focus: caret.focus };
+      var node = caret.node;
+      openChooser(widget, node, units(text, chosen.start), units(text, chosen.end), { label: label, fromCaret: from });
+    }
+
+    function caretKey(event) {
+      if (!caret || event.metaKey || (event.ctrlKey && event.key === "Enter") || event.key === "Tab") {
+        return; // Ctrl+Enter still submits; Tab moves on (and leaves caret mode)
+      }
+      var characters = Array.from(toolkit.textOf(caret.node));
+      var key = event.key;
+      if (key === "ArrowLeft" || key === "ArrowRight" || key === "Home" || key === "End") {
+        var byWord = event.ctrlKey || event.altKey;
+        var collapsed = caret.anchor === caret.focus;
+        var to;
+        if (!event.shiftKey && !collapsed && !byWord && (key === "ArrowLeft" || key === "ArrowRight")) {
+          // An arrow without Shift drops the selection at its side, as in a text field.
+          to = key === "ArrowLeft" ? Math.min(caret.anchor, caret.focus) : Math.max(caret.anchor, caret.focus);
+        } else {
+          to = caretMove(characters, caret.focus, key, byWord);
+        }
+        caret.focus = to;
+        if (!event.shiftKey) {
+          caret.anchor = to;
+        }
+        paint(caret.node, null);
+        announce(describeCaret());
+      } else if (key === "Escape") {
+        leaveCaret(true);
+      } else if (key === "Enter") {
+        caretLabel(active, null);
+      } else if (!event.ctrlKey && !event.altKey && keyIndex(active.config.labels, key) >= 0) {
+        caretLabel(active, labelName(active.config.labels[keyIndex(active.config.labels, key)]));
+      }
+      // Every other key stays here too: the page's own keys (j, k, p, c, 1-9) do not act behind caret mode.
+      event.preventDefault();
+      event.stopPropagation();
+    }
+
+    // -- the label palette -------------------------------------------------------
+
+    // A label picked in the palette: for the chooser's label step, the caret's selection, or the mouse's.
+    function paletteChoose(widget, label) {
+      if (!editable) {
+        return;
+      }
+      active = widget;
+      if (chooser) {
+        var pending = chooser.pending;
+        if (pending.widget === widget && currentStep(pending) === pending.steps[0]) {
+          choose(pending, pending.steps[0], label);
+          advance();
+        } else {
+          chooser.element.focus({ preventScroll: true });
+        }
+        return;
+      }
+      if (caret) {
+        caretLabel(widget, label);
+        return;
+      }
+      var stretch = selectedStretch();
+      if (stretch) {
+        openChooser(widget, stretch.node, stretch.start, stretch.end, { label: label });
+      } else {
+        toolkit.flash("Select text in a message first: with the mouse, or press s on a message and Shift with the arrows.");
+      }
+    }
+
+    function drawPalette(widget) {
+      var labels = widget.config.labels;
+      var buttons = labels.map(function (label, index) {
+        var name = labelName(label);
+        var hint = keyHint(labels, index);
+        var button = el("button", {
+          type: "button",
+          class: "button span-palette-label",
+          disabled: !editable,
+          "data-label": name,
+          "aria-keyshortcuts": hint,
+        }, [swatch(colourOf(widget, name)), hint ? el("kbd", { text: hint }) : null, " " + name]);
+        // The press keeps the selection (and caret mode's focus) that the click then labels.
+        button.addEventListener("mousedown", function (event) {
+          event.preventDefault();
+        });
+        button.addEventListener("click", function () {
+          paletteChoose(widget, name);
+        });
+        return button;
+      });
+      return el("div", {
+        class: "span-palette",
+        role: "group",
+        "aria-label": "Span labels" + (widgets.length > 1 ? " (" + widget.config.name + ")" : ""),
+        "data-span-palette": widget.config.name,
+      }, [el("span", { class: "span-palette-title", text: widgets.length > 1 ? widget.config.name + ":" : "Labels:" })].concat(buttons));
+    }
+
+    // -- wiring ----------------------------------------------------------------------
 
     function start() {
       if (started) {
@@ -577,7 +912,16 @@
       var rows = toolkit.rows();
       if (rows.length) {
         // On the conversation's section, so that the rows keep it in the focus view too.
-        (rows[0].closest(".annotate-tree") || rows[0].parentNode).classList.add("has-spans");
+        var section = rows[0].closest(".annotate-tree") || rows[0].parentNode;
+        section.classList.add("has-spans");
+        // The palette above the conversation: in view whenever the messages are.
+        palettes = el("div", { class: "span-palettes", "data-span-palettes": true });
+        caretStatus = el("p", { class: "span-caret-status", role: "status", "aria-live": "polite", "data-span-caret-status": true });
+        var hint = el("p", { class: "muted span-palette-hint", text: editable
+          ? "Select text in a message, or press s on a message for a caret: arrows move it (Ctrl or Alt: by word), Shift selects, a label key labels, Esc leaves."
+          : "" });
+        var list = rows[0].parentNode;
+        list.parentNode.insertBefore(el("div", { class: "span-toolbar" }, [palettes, hint, caretStatus]), list);
       }
       document.addEventListener("mouseup", function (event) {
         if (!chooser || !chooser.element.contains(event.target)) {
@@ -585,15 +929,32 @@
         }
       });
       document.addEventListener("keyup", function (event) {
-        if (event.shiftKey && !chooser) {
+        if (event.shiftKey && !chooser && !caret) {
           selectionEnded();
         }
       });
+      // s on a message row: caret mode in its text.
+      document.addEventListener("keydown", function (event) {
+        var target = event.target;
+        if (event.key !== "s" || event.ctrlKey || event.metaKey || event.altKey || chooser || !editable ||
+            !target.classList || !target.classList.contains("node") || target.dataset.id === undefined) {
+          return;
+        }
+        event.preventDefault();
+        enterCaret(target.dataset.id, 0, 0);
+      });
+      window.addEventListener("resize", placeChooser);
+      // Any scroll (the page's, or the conversation's own) moves the text: the chooser follows.
+      document.addEventListener("scroll", placeChooser, true);
       var help = document.querySelector("[data-help] tbody");
       if (help && editable) {
         help.appendChild(el("tr", {}, [
           el("th", { scope: "row", text: "Select text in a message" }),
-          el("td", { text: "make a span: then its label and attributes with their keys (1–9), Enter to add, Backspace to go back, Esc to cancel" }),
+          el("td", { text: "make a span: then its label and attributes with their keys (1–9) or the labels above the conversation, Enter to add, Backspace to go back, Esc to cancel" }),
+        ]));
+        help.appendChild(el("tr", {}, [
+          el("th", { scope: "row" }, [el("kbd", { text: "s" })]),
+          el("td", { text: "caret mode in the message's text: ← → by character, Ctrl or Alt with them by word, Home / End, Shift to select, a label key (1–9) makes the span, Enter opens the chooser, Esc leaves" }),
         ]));
       }
     }
@@ -612,7 +973,10 @@
         active = widget;
       }
       start();
-      var hint = el("p", { class: "muted", text: editable ? "Select text in a message to add a span; spans may nest and overlap." : "" });
+      if (palettes) {
+        palettes.appendChild(drawPalette(widget));
+      }
+      var hint = el("p", { class: "muted", text: editable ? "Select text in a message to add a span (or s on a message, for the keys); spans may nest and overlap." : "" });
       var element = toolkit.fieldset("widget-span", legend, [hint, widget.list]);
       element.addEventListener("focusin", function () {
         active = widget;
