@@ -14,6 +14,7 @@
  *   progress.js           counting what is answered (marks and summary)
  *   row_marks.js          what each row has, at a glance
  *   summary.js            the line above Submit: how far the tree is done
+ *   pending.js            under it, the branch points still to compare
  *   panel.js              the open message, its widgets and comparisons
  *   message_body.js       a message's body: its rendered Markdown, its source
  *   comparisons.js        branch comparison: pairs or a ranking
@@ -41,6 +42,7 @@ import { listenForKeys } from "./annotate/keyboard.js";
 import { createLongMessages } from "./annotate/long_messages.js";
 import { createPanel } from "./annotate/panel.js";
 import { createPath } from "./annotate/path.js";
+import { createPending } from "./annotate/pending.js";
 import { createRowMarks } from "./annotate/row_marks.js";
 import { createSummary } from "./annotate/summary.js";
 import { createTrainingFeedback } from "./annotate/training_feedback.js";
@@ -84,6 +86,7 @@ function start(root, data) {
   var changed = function () {
     autosave.changed();
     summary();
+    pending.update();
   };
   var messages = data.item.tree.messages || [];
   var spanMode = part("tree").hasAttribute("data-span-mode");
@@ -117,6 +120,15 @@ function start(root, data) {
     markRow: markRow,
     changed: changed,
   });
+  var pending = createPending({
+    box: part("pending-compare"),
+    answers: answers,
+    tree: tree,
+    messages: messages,
+    open: panel.openComparison,
+    openId: panel.openId,
+    flash: flash,
+  });
   var longMessages = createLongMessages(tree);
   var pathScheme = answers.pathSchemes[0];
   var focusView = createFocusView({
@@ -141,6 +153,7 @@ function start(root, data) {
     item: item,
     flash: flash,
     autosave: autosave,
+    pending: pending,
   });
   tree.openOnClick(panel.open);
 
@@ -150,6 +163,7 @@ function start(root, data) {
     markRow(row.dataset.id);
   });
   summary();
+  pending.update();
   longMessages.measure();
   root.dataset.ready = "true";
   if (data.feedback) {

@@ -5,15 +5,15 @@
  * the rows shown, → unfolds a branch point or opens the turns collapsed
  * after a row, ← folds or goes to the parent. Enter opens the focused
  * message, Esc closes it, f switches the focus view on and off, p /
- * Backspace / c drive the first path scheme, 1-9 answer in the active widget
- * and Ctrl+Enter submits. Keys typed into a text field stay there; arrows, Home, End and
+ * Backspace / c drive the first path scheme, b opens the next branch point
+ * left to compare, 1-9 answer in the active widget and Ctrl+Enter submits. Keys typed into a text field stay there; arrows, Home, End and
  * Enter act only on the tree (or the page), not inside a widget. The
  * dialog's table in templates/annotation/annotate.html lists them.
  */
 
 // options: part, tree (tree_view.js), panel (panel.js), path (path.js),
 // focusView (focus_view.js), widgets (widgets.js), item ({editable}), flash
-// (flash.js) and autosave (autosave.js).
+// (flash.js), autosave (autosave.js) and pending (pending.js).
 export function listenForKeys(options) {
   var part = options.part;
   var tree = options.tree;
@@ -153,6 +153,11 @@ export function listenForKeys(options) {
           return;
         }
         path.clear(pathScheme);
+        break;
+      case "b":
+        if (!options.pending.openNext()) {
+          return;
+        }
         break;
       default:
         if (!/^[1-9]$/.test(event.key)) {

@@ -97,10 +97,26 @@ export function createPanel(options) {
     tree.focusCurrent();
   }
 
+  // Opens branch point `id` with the focus in its replies' comparison: on the
+  // first pair not answered yet, else on the comparison's first control.
+  function openComparison(id) {
+    tree.focusRow(tree.indexOf(id));
+    openNode(id);
+    var box = part("panel-comparisons");
+    var unanswered = Array.from(box.querySelectorAll("[data-pair]")).find(function (pair) {
+      return !pair.querySelector("input:checked");
+    });
+    var target = (unanswered || box).querySelector("input, button:not([disabled])");
+    if (target) {
+      target.focus();
+    }
+  }
+
   part("panel-close").addEventListener("click", closePanel);
 
   return {
     open: openNode,
+    openComparison: openComparison,
     close: closePanel,
     // The open message's id, null when the panel is closed.
     openId: function () {

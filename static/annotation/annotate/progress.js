@@ -70,3 +70,21 @@ export function summaryParts(answers, tree) {
   });
   return parts;
 }
+
+// The branch points whose replies some comparing scheme still waits for, in
+// tree order: [{id, replies}]. Read by the summary's list of them (pending.js).
+export function pendingBranchPoints(answers, tree) {
+  var pending = new Set();
+  answers.compareSchemes.forEach(function (scheme) {
+    answers.get(scheme.name).comparisons.forEach(function (comparison, parent) {
+      if (tree.has(parent) && !comparisonProgress(scheme, comparison).done) {
+        pending.add(parent);
+      }
+    });
+  });
+  return Array.from(pending).sort(function (a, b) {
+    return tree.indexOf(a) - tree.indexOf(b);
+  }).map(function (id) {
+    return { id: id, replies: tree.childrenById.get(id).length };
+  });
+}
