@@ -121,7 +121,13 @@ def test_b_opens_the_first_pending_branch_point_after_the_current_message(
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
 
+    page.set_viewport_size({"width": 390, "height": 800})
     page.keyboard.press("j")  # a1, after the question: the next branch point is the follow-up
     page.keyboard.press("b")
     expect(page.locator("[data-panel]")).to_have_attribute("data-node", "u1")
     expect(page.locator('.node[data-id="u1"]')).to_have_attribute("aria-selected", "true")
+    # On a phone the panel is under the conversation: the focus brings the comparison into view.
+    first_pair = page.locator('[data-comparison="branch_compare"] [data-pair] input').first
+    expect(first_pair).to_be_focused()
+    expect(first_pair).to_be_in_viewport()
+    page.screenshot(path=str(artifacts() / "pending-comparison-opened-390.png"))
