@@ -805,8 +805,7 @@
       }
       var text = toolkit.textOf(caret.node);
       var from = { anchor: caret.anchor, focus: caret.focus };
-      var node = caret.node;
-      openChooser(widget, node, units(text, chosen.start), units(text, chosen.end), { label: label, fromCaret: from });
+      openChooser(widget, caret.node, units(text, chosen.start), units(text, chosen.end), { label: label, fromCaret: from });
     }
 
     function caretKey(event) {
