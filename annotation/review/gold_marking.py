@@ -30,6 +30,17 @@ def gold_from_work(*, assignment: Assignment, version: int) -> tuple[GoldState, 
     ProblemsError (no answer, or one the project's schemes refuse).
     """
     with transaction.atomic():
+        # The work first, then the item: the order a submission takes them in.
+        status, current = (
+            Assignment.objects.select_for_update()
+            .filter(pk=assignment.pk)
+            .values_list("status", "version")
+            .get()
+        )
+        if current != version:
+            raise StaleVersion(current)
+        if status != Assignment.Status.SUBMITTED:
+            raise NotGoldable("only submitted work can be the gold answer")
         item = (
             ProjectItem.objects.select_for_update(of=("self",))
             .select_related("project")
@@ -38,11 +49,6 @@ def gold_from_work(*, assignment: Assignment, version: int) -> tuple[GoldState, 
         )
         if item is None:
             raise Http404("no such item in this project")
-        status, current = Assignment.objects.filter(pk=assignment.pk).values_list("status", "version").get()
-        if current != version:
-            raise StaleVersion(current)
-        if status != Assignment.Status.SUBMITTED:
-            raise NotGoldable("only submitted work can be the gold answer")
         # Answers to schemes the project no longer has stay out: they could not be scored.
         names = {scheme.name for scheme in project_config(item.project).schemes}
         answers = {
