@@ -252,9 +252,8 @@ def _gold_mark(
     try:
         before, after = gold_from_work(assignment=assignment, version=data["version"])
     except NotGoldable as refused:
-        # Said above the cards: work that is not submitted has no gold button to say it by.
         message = f"{who}'s work: {refused}."
-        return _render_item(request, project, tree_id, refused=(message, 400), sent={}, gold=True)
+        return _render_item(request, project, tree_id, refused=(message, 400), sent=sent, gold=True)
     except StaleVersion as stale:
         message = (
             f"{who}'s work changed while you were looking at it (it is now at version {stale.current}): "
