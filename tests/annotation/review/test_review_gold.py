@@ -173,6 +173,9 @@ def test_replacing_a_different_gold_answer_says_so_and_undo_restores_it(people, 
     item.refresh_from_db()
     assert item.gold_answers == ALICE_GOLD
     assert item.gold_explanation == "It never answers the question."  # the manager's text is kept
+    assert texts(page, "data-gold-explanation") == [
+        "Why (shown after a training item; edit it in the admin): It never answers the question."
+    ]
 
     change(client, project, item.tree_id, "undo")
 
