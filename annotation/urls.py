@@ -24,6 +24,11 @@ urlpatterns = [
         review.review_item_page,
         name="review-item",
     ),
+    path(
+        f"projects/<slug:name>/review/<{converters.DBID}:tree_id>/gold/",
+        review.review_gold,
+        name="review-gold",
+    ),
     path("projects/<slug:name>/adjudicate/", adjudication.adjudication_list, name="adjudication"),
     path(
         f"projects/<slug:name>/adjudicate/<{converters.DBID}:tree_id>/",

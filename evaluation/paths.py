@@ -109,3 +109,12 @@ def parse_path(text: Any) -> JsonPath:
             steps.append(re.sub(r"\\(.)", r"\1", quoted))
         position = match.end()
     return JsonPath(source, root, tuple(steps))
+
+
+def parse_metadata_path(text: Any) -> JsonPath:
+    """A path into the tree's metadata, its root optional: ``ground_truth.time`` reads as
+    ``metadata.ground_truth.time`` (and ``node.x`` as the metadata's key ``node``); raises
+    PathError with the reason."""
+    if isinstance(text, str) and not re.match(r"\s*(\$|metadata(?=[.\[]|\s*$))", text):
+        text = "metadata." + text.strip()
+    return parse_path(text)

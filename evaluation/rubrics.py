@@ -20,6 +20,7 @@
       - {name: successful_completion, min_score: 0.75, requires: [booking_confirmed]}
       - {name: graceful_failure, min_score: 0.5}
       - {name: hard_failure}
+    show_metadata: [ground_truth]       # optional: shown to human judges beside the conversation
 
 Score = Σ weights of the criteria that hold ÷ Σ positive weights, clipped to
 [0, 1] (HealthBench's rubric score). Without ``normalize: true`` the positive
@@ -39,9 +40,12 @@ from typing import Any
 from annotation.bounded_yaml import load_yaml
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from evaluation.checks import Check, ParseContext, parse_check, registered_python_checks
+from evaluation.paths import PathError, parse_metadata_path
 from evaluation.subjects import TARGETS
 
-TOP_KEYS = frozenset({"name", "title", "description", "target", "normalize", "criteria", "gates", "outcomes"})
+TOP_KEYS = frozenset(
+    {"name", "title", "description", "target", "normalize", "criteria", "gates", "outcomes", "show_metadata"}
+)
 CRITERION_KEYS = frozenset({"key", "question", "weight", "check", "requires"})
 GATE_KEYS = frozenset({"key", "question", "check"})
 OUTCOME_KEYS = frozenset({"name", "min_score", "requires", "description"})
@@ -104,6 +108,8 @@ class RubricSpec:
     gates: tuple[Gate, ...]
     outcomes: tuple[Outcome, ...]
     warnings: tuple[str, ...] = ()
+    # Metadata paths shown to human judges beside the conversation (evaluation.judge_metadata).
+    show_metadata: tuple[str, ...] = ()
 
     @property
     def checks(self) -> tuple[Criterion | Gate, ...]:
@@ -160,7 +166,7 @@ class RubricSpec:
                 }
                 for o in self.outcomes
             ],
-        }
+        } | ({"show_metadata": list(self.show_metadata)} if self.show_metadata else {})
 
 
 def parse_rubric(text: str, *, python_checks: Collection[str] | None = None) -> RubricSpec:
@@ -202,6 +208,7 @@ def rubric_from_data(raw: Any, *, python_checks: Collection[str] | None = None) 
     criteria = _criteria_requires(raw.get("criteria"), criteria, gates, problems)
     outcomes = _outcomes(raw.get("outcomes"), problems, seen)
     warnings = _weights(criteria, normalize, problems)
+    show_metadata = _show_metadata(raw.get("show_metadata"), problems)
     problems.raise_if_any()
     return RubricSpec(
         name=name,
@@ -213,6 +220,7 @@ def rubric_from_data(raw: Any, *, python_checks: Collection[str] | None = None) 
         gates=tuple(gates),
         outcomes=tuple(outcomes),
         warnings=tuple(warnings),
+        show_metadata=show_metadata,
     )
 
 
@@ -371,6 +379,30 @@ def _outcomes(raw: Any, problems: Problems, keys: dict[str, str]) -> list[Outcom
         if name is not None:
             outcomes.append(Outcome(name, float(min_score), tuple(requires), description))
     return outcomes
+
+
+def _show_metadata(raw: Any, problems: Problems) -> tuple[str, ...]:
+    """The metadata paths to show judges, as written; each is read now, so a typo is a problem
+    with its place rather than a box that never shows."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add("show_metadata", f"must be a list of metadata keys or paths, got {describe(raw)}")
+        return ()
+    paths = []
+    for index, entry in enumerate(raw):
+        where = join("show_metadata", index)
+        if not isinstance(entry, str) or not entry.strip():
+            got = "an empty string" if isinstance(entry, str) else describe(entry)
+            problems.add(where, f"must be a metadata key or path (ground_truth.time), got {got}")
+            continue
+        try:
+            parse_metadata_path(entry)
+        except PathError as error:
+            problems.add(where, str(error))
+            continue
+        paths.append(entry.strip())
+    return tuple(paths)
 
 
 def _weights(criteria: list[Criterion], normalize: bool, problems: Problems) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any
 from annotation.problems import Problems, describe, join
 from annotation.schemes.base import Scheme, expect_mapping, read_str
 from annotation.schemes.registry import register
+from evaluation.judge_metadata import judge_metadata
 from evaluation.rubrics import RubricSpec
 from trees.shapes import TreeShape
 
@@ -79,6 +80,11 @@ class RubricScheme(Scheme):
             "criteria": [{"key": c.key, "question": c.question, "weight": c.weight} for c in spec.criteria],
             "gates": [{"key": g.key, "question": g.question} for g in spec.gates],
         }
+
+    def metadata_shown(self, metadata: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+        """The metadata the rubric names (``show_metadata``, paths in its questions), one query."""
+        spec = self.spec()
+        return [] if spec is None else judge_metadata(spec, metadata)
 
     # -- payloads --------------------------------------------------------------
 

@@ -65,9 +65,10 @@ from annotation.projects.services import (
     project_create,
     project_update,
 )
-from annotation.quality.gold import gold_item_set, gold_items_mark
+from annotation.quality.gold import GoldState, gold_item_set, gold_item_unmark, gold_items_mark, gold_restore
 from annotation.quality.gold_imports import gold_import
 from annotation.review.finals import final_save, finals_auto, gold_from_finals
+from annotation.review.gold_marking import gold_from_work
 from annotation.review.services import review_decide
 from annotation.webhooks.events import deliveries_record
 from annotation.webhooks.models import Delivery
@@ -108,6 +109,7 @@ SERVICE_MODULES = [
     "annotation.exports",
     "annotation.review.services",
     "annotation.review.finals",
+    "annotation.review.gold_marking",
     "annotation.quality.gold",
     "annotation.quality.gold_imports",
     "annotation.quality.gold_scoring",
@@ -524,6 +526,33 @@ def walk_gold_items_mark(w: World) -> list[Row]:
     return [("gold.mark", "root", TREE, "item-0", "judge"), ("gold.unmark", "root", TREE, "item-0", "judge")]
 
 
+def walk_gold_from_work(w: World) -> list[Row]:
+    held = item_next(project=w.project, user=w.alice)
+    done = item_submit(
+        project=w.project, tree=held.tree, user=w.alice, answers={"quality": {"rating": 4}}, version=1
+    )
+    with w.acting():
+        gold_from_work(assignment=done, version=done.version)
+    return [("gold.set", "root", TREE, "item-0", "judge")]
+
+
+def walk_gold_item_unmark(w: World) -> list[Row]:
+    item = ProjectItem.objects.get(project=w.project, tree=first_tree(w))
+    gold_item_set(item=item, answers={"quality": {"rating": 4}})
+    with w.acting():
+        gold_item_unmark(item=item)
+    return [("gold.unmark", "root", TREE, "item-0", "judge")]
+
+
+def walk_gold_restore(w: World) -> list[Row]:
+    item = ProjectItem.objects.get(project=w.project, tree=first_tree(w))
+    before = GoldState.of(item)
+    gold_item_set(item=item, answers={"quality": {"rating": 4}})
+    with w.acting():
+        gold_restore(item=item, state=before, expected=GoldState.of(item))
+    return [("gold.set", "root", TREE, "item-0", "judge")]
+
+
 def walk_gold_import(w: World) -> list[Row]:
     record = {"id": "item-1", "annotations": {"quality": {"rating": 5}}}
     with w.acting():
@@ -788,6 +817,9 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "annotation.review.finals.gold_from_finals": walk_gold_from_finals,
     "annotation.quality.gold.gold_item_set": walk_gold_item_set,
     "annotation.quality.gold.gold_items_mark": walk_gold_items_mark,
+    "annotation.quality.gold.gold_item_unmark": walk_gold_item_unmark,
+    "annotation.quality.gold.gold_restore": walk_gold_restore,
+    "annotation.review.gold_marking.gold_from_work": walk_gold_from_work,
     "annotation.quality.gold_imports.gold_import": walk_gold_import,
     "annotation.api.tokens.token_create": walk_token_create,
     "annotation.api.tokens.tokens_revoke": walk_tokens_revoke,

@@ -16,6 +16,7 @@ their accuracy is what ``annotation.quality.report`` reports.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -120,19 +121,81 @@ def gold_answers_normalize(*, item: ProjectItem, answers: Any, is_gold: bool = T
 
 @transaction.atomic
 def gold_item_set(
-    *, item: ProjectItem, answers: Any, explanation: str = "", is_gold: bool = True
+    *, item: ProjectItem, answers: Any, explanation: str = "", is_gold: bool = True, origin: str = ""
 ) -> ProjectItem:
-    """Give ``item`` its expected answers (and make it gold, or not); raises ProblemsError."""
+    """Give ``item`` its expected answers (and make it gold, or not); raises ProblemsError.
+
+    ``origin`` says in the audit log where the answers came from, when not typed in."""
     normalized = gold_answers_normalize(item=item, answers=answers, is_gold=is_gold)
+    was_gold = item.is_gold
     item.is_gold, item.gold_answers, item.gold_explanation = is_gold, normalized, explanation
     item.save(update_fields=["is_gold", "gold_answers", "gold_explanation"])
+    if was_gold != is_gold:
+        # Gold items leave the regular pool: the project's counts change with them.
+        project_counts_forget(item.project_id)
     audit_record(
         "gold.set",
         target=Target.row(ConversationTree, item.tree_id, "external_id"),
         scope=item.project.name,
-        details={"is_gold": is_gold, "schemes": sorted(normalized)},
+        details={"is_gold": is_gold, "schemes": sorted(normalized)} | ({"origin": origin} if origin else {}),
     )
     return item
+
+
+@dataclass(frozen=True)
+class GoldState:
+    """An item's gold as it stands: what an undo puts back, and what it expects to find."""
+
+    is_gold: bool
+    answers: dict[str, Any]
+    explanation: str
+
+    @classmethod
+    def of(cls, item: ProjectItem) -> GoldState:
+        return cls(item.is_gold, dict(item.gold_answers or {}), item.gold_explanation)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"is_gold": self.is_gold, "answers": self.answers, "explanation": self.explanation}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GoldState:
+        return cls(bool(data["is_gold"]), dict(data["answers"]), str(data["explanation"]))
+
+
+class GoldChanged(Exception):
+    """The item's gold is no longer what the person undoing a change last saw."""
+
+
+def _locked(item: ProjectItem) -> ProjectItem:
+    """``item`` read afresh and locked: two managers changing one item's gold take turns."""
+    return ProjectItem.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
+
+
+@transaction.atomic
+def gold_restore(*, item: ProjectItem, state: GoldState, expected: GoldState) -> ProjectItem:
+    """Put ``item``'s gold back to ``state`` (an undo), if it is still ``expected``, what the person
+    undoing last saw; raises GoldChanged when someone changed it since, ProblemsError when
+    the project's schemes no longer take the old answers."""
+    item = _locked(item)
+    if GoldState.of(item) != expected:
+        raise GoldChanged("this item's gold changed since: look at it again")
+    return gold_item_set(
+        item=item,
+        answers=state.answers,
+        explanation=state.explanation,
+        is_gold=state.is_gold,
+        origin="undo",
+    )
+
+
+def gold_item_unmark(*, item: ProjectItem) -> tuple[GoldState, GoldState]:
+    """Make ``item`` regular work again, its expected answers kept (``gold_items_mark``): the gold
+    before and after, for an undo."""
+    with transaction.atomic():
+        item = _locked(item)
+        before = GoldState.of(item)
+        gold_items_mark(items=ProjectItem.objects.filter(pk=item.pk), is_gold=False)
+        return before, replace(before, is_gold=False)
 
 
 def gold_items_mark(*, items: QuerySet[ProjectItem], is_gold: bool) -> tuple[int, int]:

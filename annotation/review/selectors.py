@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Case, Count, Q, QuerySet, When
+from django.http import Http404
 
-from annotation.models import Annotation, Assignment, Membership, Project, Review
+from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem, Review
 from annotation.permissions import DeletedText
 from annotation.projects.config import project_config
+from annotation.quality.gold import GoldState
 from annotation.schemes import Scheme
 from annotation.schemes.answer_text import answer_text
-from annotation.work.selectors import item_tree_get
 from trees.models import ConversationTree
 from trees.selectors import OutlineRow, tree_outline
 
@@ -179,6 +180,7 @@ class Column:
     assignment: Assignment
     answers: dict[str, Any]
     reviews: list[Review] = field(default_factory=list)  # oldest first
+    gold: bool = False  # these answers are the item's gold answers
 
     @property
     def username(self) -> str:
@@ -237,6 +239,8 @@ class ReviewItem:
     outline: list[OutlineRow]
     in_progress: int  # other annotators who hold the item but have not submitted it
     next_tree_id: int | None
+    gold: GoldState
+    gold_words: list[tuple[str, str]]  # the gold answers in words, scheme by scheme
 
     @property
     def shows_messages(self) -> bool:
@@ -247,13 +251,17 @@ class ReviewItem:
 def review_item(*, project: Project, tree_id: int, viewer: Any) -> ReviewItem:
     """``tree_id``'s submitted and reviewed work, each annotator a column: six queries at most.
 
-    1. the tree (Http404 when not an item of the project); 2. the item's
+    1. the item and its tree, with its gold answers (Http404 when not an item of the project); 2. the item's
     work with its annotators; 3. their answers; 4. the decisions on their
     work, with the reviewers; 5. the tree's messages (``tree_outline``; deleted messages' text
     as ``viewer`` may read it, ``permissions.DeletedText``: one more query for a tree with one);
     6. the next item waiting for review.
     """
-    tree = item_tree_get(project=project, tree_id=tree_id)
+    project_item = ProjectItem.objects.select_related("tree").filter(project=project, tree_id=tree_id).first()
+    if project_item is None:
+        raise Http404("no such item in this project")
+    tree, gold = project_item.tree, GoldState.of(project_item)
+    schemes = project_config(project).schemes
     assignments = list(work_of(project).filter(tree=tree).select_related("user").order_by("user__username"))
     shown = [a for a in assignments if a.status == SUBMITTED or a.review_status in (ACCEPTED, REJECTED)]
     columns = [Column(assignment, {}) for assignment in shown]
@@ -270,16 +278,30 @@ def review_item(*, project: Project, tree_id: int, viewer: Any) -> ReviewItem:
             .order_by("created_at", "id")
         ):
             by_assignment[review.assignment_id].reviews.append(review)
+    names = {scheme.name for scheme in schemes}
+    for column in columns:
+        # As gold_from_work takes them: the answers to the project's schemes.
+        answers = {name: payload for name, payload in column.answers.items() if name in names}
+        column.gold = gold.is_gold and answers == gold.answers
     outline = DeletedText(viewer, project).outline(tree.pk, tree_outline(tree))
     return ReviewItem(
         project=project,
         tree=tree,
         columns=columns,
-        sections=answer_sections(project_config(project).schemes, columns, outline),
+        sections=answer_sections(schemes, columns, outline),
         outline=outline,
         in_progress=len(assignments) - len(shown),
         next_tree_id=review_next_tree_id(project=project, after=tree.pk),
+        gold=gold,
+        gold_words=gold_in_words(schemes, gold.answers),
     )
+
+
+def gold_in_words(schemes: list[Scheme], answers: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Expected answers as people read them, in the schemes' order (no queries)."""
+    return [
+        (scheme.name, _in_words(scheme, answers[scheme.name])) for scheme in schemes if scheme.name in answers
+    ]
 
 
 def answer_sections(schemes: list[Scheme], columns: list[Column], outline: list[OutlineRow]) -> list[Section]:

@@ -116,6 +116,14 @@ class Scheme:
         """True when an annotator has not answered (for ``label_requirement``)."""
         return not payload
 
+    # -- beside the conversation -----------------------------------------------
+
+    def metadata_shown(self, metadata: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+        """What of the tree's ``metadata`` the annotate page shows beside the conversation for
+        this scheme: (key, value as text, or None when the tree has none), in order. A rubric's
+        questions can be about metadata its judges would otherwise never see."""
+        return []
+
 
 # -- readers shared by the scheme types -------------------------------------------
 

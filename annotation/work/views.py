@@ -96,8 +96,19 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         "widget_stylesheets": _widget_files(project_config(project).schemes, "widget_stylesheet"),
         # Spans are offsets into the text: with a span scheme, messages show as plain text.
         "span_mode": any(scheme.annotation_type == "span" for scheme in project_config(project).schemes),
+        "conversation_details": _conversation_details(project_config(project).schemes, item.tree.metadata),
     }
     return render(request, "annotation/annotate.html", context)
+
+
+def _conversation_details(schemes: list[Scheme], metadata: Any) -> list[tuple[str, str | None]]:
+    """The tree's metadata the schemes show beside the conversation (a rubric's judges need
+    what its questions are about), each key once, read-only."""
+    details: dict[str, str | None] = {}
+    for scheme in schemes:
+        for key, text in scheme.metadata_shown(metadata if isinstance(metadata, dict) else {}):
+            details.setdefault(key, text)
+    return list(details.items())
 
 
 def _json_script(data: Any, element_id: str) -> SafeString:
