@@ -97,10 +97,10 @@ def _mine(project: Project, user: AbstractBaseUser) -> QuerySet[Assignment]:
 def my_work(*, project: Project, user: AbstractBaseUser, status: str = "all", page: int = 1) -> MyWork:
     """``user``'s items in ``project`` in ``status``, newest activity first, a page at a time.
 
-    Three queries whatever the number of items: the counts by filter; the
-    count of the filter's items (the paginator's); the page's items with their
-    trees' ids and, for sent-back ones, the latest rejection's comment and
-    reviewer. A page past the last gives the last.
+    Two queries whatever the number of items: the counts by filter (the
+    paginator's count among them); the page's items with their trees' external
+    ids and, for sent-back ones, the latest rejection's comment and reviewer.
+    A page past the last gives the last.
     """
     if status not in MY_WORK_FILTERS:
         raise ValueError(f'unknown status "{status}" (expected one of {", ".join(MY_WORK_FILTERS)})')
@@ -131,7 +131,10 @@ def my_work(*, project: Project, user: AbstractBaseUser, status: str = "all", pa
             "rejection_comment",
         )
     )
-    shown = Paginator(rows, MY_WORK_PAGE_SIZE).get_page(page)
+    paginator = Paginator(rows, MY_WORK_PAGE_SIZE)
+    # The filter's count is among those just read: the paginator need not count again.
+    paginator.count = counts[status]
+    shown = paginator.get_page(page)
     return MyWork(rows=[_row(*values) for values in shown], page=shown, status=status, counts=counts)
 
 

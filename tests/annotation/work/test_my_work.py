@@ -40,9 +40,9 @@ from tests.factories import AssignmentFactory, ConversationTreeFactory
 
 pytestmark = pytest.mark.django_db
 
-# The session and the user, the project with the user's roles, then the counts by status,
-# the paginator's count and the page's items with their rejections' comments.
-MY_WORK_PAGE_QUERIES = 6
+# The session and the user, the project with the user's roles, then the counts by status
+# and the page's items with their rejections' comments.
+MY_WORK_PAGE_QUERIES = 5
 
 
 def items(count: int) -> list[dict[str, Any]]:
@@ -267,6 +267,7 @@ def test_the_page_shows_fifty_items_a_page(alice: Any) -> None:
     assert len(first.rows) == MY_WORK_PAGE_SIZE
     assert first.rows[0].external_id == f"item-{MY_WORK_PAGE_SIZE:03d}"
     assert [row.external_id for row in second.rows] == ["item-000"]
+    assert client.get(my_work_url(project, page=9)).context["work"].page.number == 2  # past the end: the last
     assert 'rel="next"' in client.get(my_work_url(project)).content.decode()
 
 
