@@ -6,8 +6,11 @@ comment. Alice opens My work from the annotate page: the sent-back item
 comes first (sending it back handed it to her again), highlighted, with
 Rita's comment; the filter keeps it alone. From the oldest item, Next (the
 button, then `]`) walks the list to the newest, where Next has nowhere to go
-while she holds it; `[` walks back. My work has no accessibility violation at
-a desktop's width or a phone's.
+while she holds it; `[` walks back. My work and the annotate page have no
+accessibility violation at a desktop's width or a phone's.
+
+My work is one link away from the projects list, the project's page and the
+"nothing left" page (no dead end), each of them axe-clean too.
 """
 
 from __future__ import annotations
@@ -152,3 +155,35 @@ def test_previous_next_and_my_work_with_a_sent_back_item(
     # The keys are in the help.
     page.keyboard.press("?")
     expect(page.locator("[data-help]")).to_contain_text("previous / next of your items")
+
+
+def test_my_work_is_one_step_from_the_projects_list_the_project_page_and_nothing_left(
+    live_server: Any, page: Page, sign_in: Any
+) -> None:
+    alice = person("alice")
+    project_over("support", CONFIG, [SEED_ITEM], [alice])
+    sign_in(page, alice)
+    my_work = live_server.url + reverse("annotation:my-work", args=["support"])
+
+    page.goto(live_server.url + reverse("annotation:projects"))
+    axe_clean(page)
+    screenshots(page, "from-projects")
+    page.get_by_role("link", name="My work in support").click()
+    expect(page).to_have_url(my_work)
+    expect(page.locator("[data-my-work-empty]")).to_have_text("You have no items in this project yet.")
+
+    page.get_by_role("button", name="Continue annotating").click()
+    ready(page)
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Nothing left for now")
+    axe_clean(page)
+    screenshots(page, "from-nothing-left")
+    page.get_by_role("link", name="My work").click()
+    expect(page).to_have_url(my_work)
+    expect(page.locator('tr[data-item="conv_001"]')).to_contain_text("Submitted")
+
+    page.get_by_role("link", name="support").click()
+    axe_clean(page)
+    screenshots(page, "from-project")
+    page.get_by_role("link", name="My work").click()
+    expect(page).to_have_url(my_work)
