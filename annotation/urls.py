@@ -17,6 +17,7 @@ ITEM = f"projects/<slug:name>/items/<{converters.DBID}:tree_id>/"
 urlpatterns = [
     path("projects/", projects.project_list, name="projects"),
     path("projects/<slug:name>/", work.project_detail, name="project"),
+    path("projects/<slug:name>/mine/", work.my_work_page, name="my-work"),
     path(ITEM, work.item_annotate, name="item"),
     path("projects/<slug:name>/review/", review.review_list, name="review"),
     path(

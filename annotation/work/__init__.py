@@ -6,7 +6,9 @@
   gold in the same transaction;
 - ``selectors`` and ``item_json``: one annotator's item with their answers, and the
   JSON the API and the annotate page share;
-- ``views``: a project's start page and the annotate page.
+- ``my_work``: an annotator's own items, newest activity first (My work, and the
+  annotate page's Previous and Next);
+- ``views``: a project's start page, My work and the annotate page.
 
 May import quality, imports/exports, projects, the schemes and the base modules.
 """

@@ -1,4 +1,4 @@
-"""The annotator's pages: their projects, a project's start page, and the annotate page.
+"""The annotator's pages: their projects, a project's start page, My work, and the annotate page.
 
 Views are thin: a selector or service call, a permission check through
 ``annotation.permissions``, a template. The annotate page's script then
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import (
@@ -33,6 +34,7 @@ from annotation.quality.training import TrainingStatus, training_feedback, train
 from annotation.schemes import Scheme
 from annotation.work.assignment import NoItemAvailable, item_next
 from annotation.work.item_json import item_data
+from annotation.work.my_work import MY_WORK_FILTERS, my_work, my_work_neighbours
 from annotation.work.selectors import ItemView, item_view, review_returned
 from annotation.work.submissions import NotAssigned
 
@@ -69,6 +71,36 @@ def project_detail(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "annotation/project_detail.html", context)
 
 
+class MyWorkFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        choices=[(name, label) for name, (label, _) in MY_WORK_FILTERS.items()], required=False
+    )
+    page = forms.IntegerField(required=False, min_value=1, max_value=1_000_000)
+
+
+@require_GET
+@login_required
+def my_work_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The signed-in annotator's items in the project, newest activity first, filtered by status."""
+    project = project_visible_get(user=request.user, name=name)
+    if project.mode == Project.Mode.COLLECT:
+        return redirect("collection:picker", name=project.name)
+    form = MyWorkFilterForm(request.GET)
+    # A filter that does not read (a hand-edited URL) is dropped, not an error page.
+    wanted = form.cleaned_data if form.is_valid() else {}
+    work = my_work(
+        project=project, user=request.user, status=wanted.get("status") or "all", page=wanted.get("page") or 1
+    )
+    context = {
+        "project": project,
+        "work": work,
+        "filters": [(name, label, work.counts[name]) for name, (label, _) in MY_WORK_FILTERS.items()],
+        "status_label": MY_WORK_FILTERS[work.status][0],
+        "can_annotate": permissions.can_annotate(request.user, project),
+    }
+    return render(request, "annotation/my_work.html", context)
+
+
 @require_GET
 @login_required
 def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse:
@@ -88,6 +120,8 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         "item": item,
         # Work a reviewer sent back says why, on the page its annotator fixes it on.
         "returned": review_returned(assignment=item.assignment),
+        # Previous and Next walk the annotator's My work (annotation.work.my_work).
+        "neighbours": my_work_neighbours(assignment=item.assignment),
         "page_data": page_data,
         "page_data_script": _json_script(page_data, "annotate-data"),
         # A training item says so, and where the annotator is in the training (annotation.quality.training).

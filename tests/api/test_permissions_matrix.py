@@ -74,6 +74,7 @@ EVERYONE = expect(S=200, M=200, A=200, R=200, B=200)
 ALPHA_READERS = expect(S=200, M=200, A=404, R=200, B=404)
 BETA_READERS = expect(S=200, M=404, A=404, R=404, B=404, D=200)
 ALPHA_MEMBERS = expect(S=200, M=200, A=200, R=200, B=404)
+BETA_MEMBERS = expect(S=200, M=404, A=404, R=404, B=200, D=404)
 STAFF_ONLY = expect(S=201, M=403, A=403, R=403, B=403)
 ANNOTATOR_ONLY = expect(S=403, M=403, A=200, R=403, B=404)
 MODERATORS = expect(S=200, M=200, A=403, R=200, B=404)
@@ -195,6 +196,10 @@ CASES = [
         f"{V1}/projects/{{name}}/items/next",
         expect(S=403, M=404, A=404, R=404, B=200, D=404),
         {"name": "beta"},
+    ),
+    Case("GET", f"{V1}/projects/{{name}}/items/mine", ALPHA_MEMBERS, ALPHA),
+    Case(
+        "GET", f"{V1}/projects/{{name}}/items/mine", BETA_MEMBERS, {"name": "beta"}, query="status=sent_back"
     ),
     Case("GET", f"{V1}/projects/{{name}}/items/{{tree_id}}", ANNOTATOR_ONLY, ITEM),
     Case("PUT", f"{V1}/projects/{{name}}/items/{{tree_id}}/draft", ANNOTATOR_ONLY, ITEM, body=ANSWERS),

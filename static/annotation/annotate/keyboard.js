@@ -6,7 +6,8 @@
  * after a row, ← folds or goes to the parent. Enter opens the focused
  * message, Esc closes it, f switches the focus view on and off, p /
  * Backspace / c drive the first path scheme, b opens the next branch point
- * left to compare, 1-9 answer in the active widget and Ctrl+Enter submits. Keys typed into a text field stay there; arrows, Home, End and
+ * left to compare, 1-9 answer in the active widget and Ctrl+Enter submits. [ and ] press
+ * Previous and Next (My work's order). Keys typed into a text field stay there; arrows, Home, End and
  * Enter act only on the tree (or the page), not inside a widget. The
  * dialog's table in templates/annotation/annotate.html lists them.
  */
@@ -32,6 +33,16 @@ export function listenForKeys(options) {
   }
 
   help.addEventListener("close", tree.focusCurrent);
+
+  // Previous and Next are plain links and forms (the template's): the key presses them,
+  // or says why there is nowhere to go.
+  function walk(control) {
+    if (control.disabled) {
+      flash(control.dataset.walkEnd);
+    } else {
+      control.click();
+    }
+  }
 
   function isTextEntry(target) {
     if (!target || !target.tagName) {
@@ -125,6 +136,10 @@ export function listenForKeys(options) {
           return;
         }
         panel.close();
+        break;
+      case "[":
+      case "]":
+        walk(part(event.key === "[" ? "walk-previous" : "walk-next"));
         break;
       case "f":
         if (!rows.length) {

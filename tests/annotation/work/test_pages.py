@@ -34,8 +34,9 @@ pytestmark = pytest.mark.django_db
 # counts, their items counted by submissions, the user's roles in them.
 PROJECT_LIST_QUERIES = 6
 # The session and the user, the project with the user's roles, the assignment with its
-# tree, the answers, the progress (the user's assignments, the project's items), the messages.
-ANNOTATE_PAGE_QUERIES = 8
+# tree, the answers, the progress (the user's assignments, the project's items), the messages,
+# the items either side in My work (Previous and Next).
+ANNOTATE_PAGE_QUERIES = 9
 
 
 @pytest.fixture
