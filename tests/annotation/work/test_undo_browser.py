@@ -33,7 +33,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ARTIFACTS = Path(os.environ.get("BRANCHPOINT_ARTIFACTS") or Path(__file__).resolve().parents[2] / "artifacts")
 RATED_PATH = {
-    "response_quality": {"node_annotations": {"resp_a": {"rating": 4}}, "selected_path": ["root", "resp_a", "user_2"]}
+    "response_quality": {
+        "node_annotations": {"resp_a": {"rating": 4}},
+        "selected_path": ["root", "resp_a", "user_2"],
+    }
 }
 SPANS = (
     "annotation_schemes:\n  - annotation_type: span\n    name: issues\n"
@@ -81,7 +84,9 @@ def test_submitted_work_opens_read_only_and_c_changes_nothing_until_edit(
     alice, rita = person("alice"), person("rita")
     project = project_over("support", RESPONSE_QUALITY, [SEED_ITEM], [alice], reviewers=[rita])
     held = item_next(project=project, user=alice)
-    held = item_submit(project=project, tree=held.tree_id, user=alice, answers=RATED_PATH, version=held.version)
+    held = item_submit(
+        project=project, tree=held.tree_id, user=alice, answers=RATED_PATH, version=held.version
+    )
     review_decide(reviewer=rita, assignment=held, decision="accepted", version=held.version)
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
@@ -123,7 +128,9 @@ def test_submitted_work_opens_read_only_and_c_changes_nothing_until_edit(
     after = Assignment.objects.get(pk=held.pk)
     assert answers_of(project, held, alice)["response_quality"]["selected_path"] == []
     assert (after.status, after.version) == (Assignment.Status.SUBMITTED, held.version + 1)
-    assert after.review_status == Assignment.ReviewStatus.UNREVIEWED  # changed accepted work goes back to review
+    assert (
+        after.review_status == Assignment.ReviewStatus.UNREVIEWED
+    )  # changed accepted work goes back to review
 
     # Reopened, the item is read-only again.
     open_item(page, live_server, project, held.tree_id)
@@ -134,8 +141,12 @@ def test_work_sent_back_opens_editable(live_server: Any, page: Page, sign_in: An
     alice, rita = person("alice"), person("rita")
     project = project_over("support", RESPONSE_QUALITY, [SEED_ITEM], [alice], reviewers=[rita])
     held = item_next(project=project, user=alice)
-    held = item_submit(project=project, tree=held.tree_id, user=alice, answers=RATED_PATH, version=held.version)
-    review_decide(reviewer=rita, assignment=held, decision="rejected", comment="Look again.", version=held.version)
+    held = item_submit(
+        project=project, tree=held.tree_id, user=alice, answers=RATED_PATH, version=held.version
+    )
+    review_decide(
+        reviewer=rita, assignment=held, decision="rejected", comment="Look again.", version=held.version
+    )
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
 
@@ -146,7 +157,9 @@ def test_work_sent_back_opens_editable(live_server: Any, page: Page, sign_in: An
     expect_saved(page)
 
 
-def test_ctrl_z_restores_a_cleared_path_and_a_cleared_rating(live_server: Any, page: Page, sign_in: Any) -> None:
+def test_ctrl_z_restores_a_cleared_path_and_a_cleared_rating(
+    live_server: Any, page: Page, sign_in: Any
+) -> None:
     alice = person("alice")
     project = project_over("support", RESPONSE_QUALITY, [SEED_ITEM], [alice])
     held = item_next(project=project, user=alice)
@@ -195,8 +208,21 @@ def test_ctrl_z_restores_a_deleted_span(live_server: Any, page: Page, sign_in: A
     held = item_next(project=project, user=alice)
     text = SEED_ITEM["tree"]["children"][1]["content"]  # resp_b: "Sure, what seems to be the problem?"
     start = text.index("problem")
-    span = {"node": "resp_b", "start": start, "end": start + 7, "text": "problem", "label": "problem", "attributes": {}}
-    draft_save(project=project, tree=held.tree_id, user=alice, answers={"issues": {"spans": [span]}}, version=held.version)
+    span = {
+        "node": "resp_b",
+        "start": start,
+        "end": start + 7,
+        "text": "problem",
+        "label": "problem",
+        "attributes": {},
+    }
+    draft_save(
+        project=project,
+        tree=held.tree_id,
+        user=alice,
+        answers={"issues": {"spans": [span]}},
+        version=held.version,
+    )
     sign_in(page, alice)
     open_item(page, live_server, project, held.tree_id)
 
@@ -244,5 +270,35 @@ def test_rating_then_leaving_at_once_keeps_the_rating_without_asking(
 
     open_item(page, live_server, project, held.tree_id)
     expect(node(page, "resp_a").locator('[data-mark="response_quality"]')).to_have_text("rated 4")
-    assert answers_of(project, held, alice)["response_quality"]["node_annotations"] == {"resp_a": {"rating": 4}}
+    assert answers_of(project, held, alice)["response_quality"]["node_annotations"] == {
+        "resp_a": {"rating": 4}
+    }
     assert dialogs == []
+
+
+def test_the_page_asks_before_leaving_only_when_a_save_failed(
+    live_server: Any, page: Page, sign_in: Any
+) -> None:
+    alice = person("alice")
+    project = project_over("support", RESPONSE_QUALITY, [SEED_ITEM], [alice])
+    held = item_next(project=project, user=alice)
+    sign_in(page, alice)
+    open_item(page, live_server, project, held.tree_id)
+    dialogs: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        dialogs.append(dialog.type)
+        dialog.accept()
+
+    page.on("dialog", answer)
+    refusal = {"code": "invalid", "message": "the server refused", "errors": [{"path": "x", "message": "no"}]}
+    page.route("**/draft", lambda route: route.fulfill(status=400, json=refusal))
+
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    page.keyboard.press("4")
+    expect(page.locator("[data-save-status]")).to_have_text("Not saved.")
+    expect(page.locator("[data-errors]")).to_be_visible()
+    page.goto(live_server.url + reverse("annotation:project", kwargs={"name": project.name}))
+
+    assert dialogs == ["beforeunload"]
