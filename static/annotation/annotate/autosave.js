@@ -244,13 +244,13 @@ export function createAutosave(options) {
   }
 
   // A link or form of the page that navigates: the draft goes first, with keepalive when it
-  // fits; else (too large, or a save under way) the navigation waits for an ordinary save and
-  // happens only if it succeeds.
+  // fits; else (too large, a save under way, or the last one failed) the navigation waits for
+  // an ordinary save and happens only if it succeeds.
   function beforeNavigating(event, go) {
     if (!item.editable || stopped || leaving || !dirty) {
       return;
     }
-    if (!inFlight && fitsKeepalive()) {
+    if (!inFlight && !saveFailed && fitsKeepalive()) {
       save();
       return;
     }

@@ -7,8 +7,10 @@
  * message, Esc closes it, f switches the focus view on and off, p /
  * Backspace / c drive the first path scheme, 1-9 answer in the active widget
  * and 0 clears it, Ctrl+Z (Cmd+Z) undoes the last clear or delete (undo.js),
- * e edits a submitted item (editing.js) and Ctrl+Enter submits. Keys typed into a text field stay there; arrows, Home, End and
- * Enter act only on the tree (or the page), not inside a widget. The
+ * e edits a submitted item (editing.js) and Ctrl+Enter submits. Keys typed
+ * into a text field stay there; arrows, Home, End and Enter act only on the
+ * tree (or the page), not inside a widget. While submitted work is
+ * read-only, the keys that would change it only say how to edit it. The
  * dialog's table in templates/annotation/annotate.html lists them.
  */
 

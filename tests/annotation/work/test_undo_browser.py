@@ -302,3 +302,37 @@ def test_the_page_asks_before_leaving_only_when_a_save_failed(
     page.goto(live_server.url + reverse("annotation:project", kwargs={"name": project.name}))
 
     assert dialogs == ["beforeunload"]
+
+
+def test_edit_makes_a_widget_files_widgets_editable_too(live_server: Any, page: Page, sign_in: Any) -> None:
+    alice = person("alice")
+    project = project_over("orders", SPANS, [SEED_ITEM], [alice])
+    held = item_next(project=project, user=alice)
+    text = SEED_ITEM["tree"]["children"][1]["content"]
+    start = text.index("problem")
+    span = {
+        "node": "resp_b",
+        "start": start,
+        "end": start + 7,
+        "text": "problem",
+        "label": "problem",
+        "attributes": {},
+    }
+    item_submit(
+        project=project,
+        tree=held.tree_id,
+        user=alice,
+        answers={"issues": {"spans": [span]}},
+        version=held.version,
+    )
+    sign_in(page, alice)
+    open_item(page, live_server, project, held.tree_id)
+    delete = page.get_by_role("button", name="Delete problem")
+    expect(delete).to_be_disabled()
+
+    page.get_by_role("button", name="Edit").click()
+    expect(delete).to_be_enabled()
+    expect(node(page, "resp_b").locator("[data-spans]")).to_have_count(1)  # drawn again, not twice
+    delete.click()
+    expect_saved(page)
+    assert answers_of(project, held, alice)["issues"] == {"spans": []}
