@@ -12,8 +12,10 @@
  * Nothing is lost on leaving: when the page is hidden or left (pagehide,
  * visibilitychange, a click on a link or a form that navigates), a pending
  * draft is sent at once with fetch's keepalive, which outlives the page.
- * Browsers carry at most 64 KB of keepalive bodies, so a larger draft is
- * saved the ordinary way: a link or form waits for it before navigating.
+ * A link or form of the page waits for the draft's answer before it
+ * navigates (so the next page finds it saved), a little while only when the
+ * draft went with keepalive. Browsers carry at most 64 KB of keepalive
+ * bodies, so a larger draft is saved the ordinary way, and waited for.
  * The page asks before it is left ("Leave site?") only when leaving would
  * lose answers: a save failed (refused, or the network lost it), or a draft
  * too large for keepalive is still unsaved as the page closes.
@@ -26,6 +28,8 @@ var RETRY_DELAY_MS = 5000;
 var MAX_TIME_MS = 3600000;
 // Under half of the browsers' 64 KB for keepalive bodies in flight: a save under way and one sent on leaving fit together.
 var KEEPALIVE_BYTES = 30000;
+// How long a link waits for a draft that goes with keepalive before it navigates anyway.
+var NAVIGATION_WAIT_MS = 1500;
 
 // options: part, data (the page data: the item's version, the API URLs),
 // item ({editable}), answers (answers.js) and onFeedback(feedback), called
@@ -243,21 +247,28 @@ export function createAutosave(options) {
     send("PUT", data.urls.draft, body);
   }
 
-  // A link or form of the page that navigates: the draft goes first, with keepalive when it
-  // fits; else (too large, a save under way, or the last one failed) the navigation waits for
-  // an ordinary save and happens only if it succeeds.
+  // A link or form of the page that navigates: the draft goes first, and the navigation waits
+  // for its answer, so that the next page finds it saved, and a refusal keeps the annotator
+  // here, with the changes and the server's reasons. A draft that goes with keepalive (small,
+  // and the last save did not fail) waits only so long: it is carried out after the page is left.
   function beforeNavigating(event, go) {
     if (!item.editable || stopped || leaving || !dirty) {
       return;
     }
-    if (!inFlight && !saveFailed && fitsKeepalive()) {
-      save();
-      return;
-    }
     event.preventDefault();
+    var gone = false;
+    function leave() {
+      if (!gone) {
+        gone = true;
+        go();
+      }
+    }
+    if (!saveFailed && fitsKeepalive()) {
+      setTimeout(leave, NAVIGATION_WAIT_MS);
+    }
     save().then(function (ok) {
       if (ok && !dirty) {
-        go();
+        leave();
       }
     });
   }
@@ -284,7 +295,7 @@ export function createAutosave(options) {
       return;
     }
     beforeNavigating(event, function () {
-      form.submit();
+      form.requestSubmit(event.submitter);
     });
   });
 
@@ -298,12 +309,16 @@ export function createAutosave(options) {
     }
   });
 
-  // Asks only when leaving would lose answers: a failed save, or a draft too large to go with keepalive.
+  // Asks only when leaving would lose answers: a failed save, or a draft too large to go with
+  // keepalive. Else the draft goes now, before the request for the next page (pagehide comes
+  // only once that page answers), so that the next page, or this one reloaded, finds it saved.
   window.addEventListener("beforeunload", function (event) {
     if (item.editable && !stopped && !leaving && dirty && (saveFailed || !fitsKeepalive())) {
       event.preventDefault();
       event.returnValue = "";
+      return;
     }
+    flush(true);
   });
 
   function next() {
