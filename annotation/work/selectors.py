@@ -40,6 +40,16 @@ class ItemView:
         """Skipped items are closed; leased, expired (taken back on save) and submitted ones are not."""
         return self.assignment.status != Assignment.Status.SKIPPED
 
+    @property
+    def opens_read_only(self) -> bool:
+        """Submitted work opens read-only, its page offering Edit: one stray key must not rewrite it.
+
+        Work sent back is leased again, so it opens editable (it is there to be fixed); a
+        training item keeps its own rule (closed once submitted, ``quality.training``).
+        """
+        assignment = self.assignment
+        return assignment.status == SUBMITTED and assignment.kind != Assignment.Kind.TRAINING
+
 
 def item_view(
     *,

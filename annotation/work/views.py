@@ -176,6 +176,8 @@ def _annotate_page_data(item: ItemView) -> dict[str, Any]:
         "item": item_data(item),
         "schemes": [scheme.as_config() for scheme in project_config(project).schemes],
         "editable": item.editable,
+        # Editable, but behind the page's Edit button (selectors.ItemView.opens_read_only).
+        "read_only": item.opens_read_only,
         "urls": {
             "draft": reverse("api:item-draft", kwargs={"name": project.name, "tree_id": tree_id}),
             "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),

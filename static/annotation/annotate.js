@@ -20,7 +20,10 @@
  *   comparisons.js        branch comparison: pairs or a ranking
  *   path.js               path selection: the bars and the commands
  *   item_schemes.js       the questions about the whole conversation
- *   autosave.js           drafts, submit, skip, refusals and stale versions
+ *   autosave.js           drafts, submit, skip, refusals and stale versions;
+ *                         saving on leaving
+ *   editing.js            submitted work opens read-only, behind Edit
+ *   undo.js               undoing a cleared path, rating or deleted span
  *   training_feedback.js  a training item's expected answers
  *   keyboard.js           the keys and their help
  *   flash.js, elements.js the flash line; making elements
@@ -35,6 +38,7 @@
 import { createAnswers } from "./annotate/answers.js";
 import { createAutosave } from "./annotate/autosave.js";
 import { createComparisons } from "./annotate/comparisons.js";
+import { createEditing } from "./annotate/editing.js";
 import { createFlash } from "./annotate/flash.js";
 import { createFocusView } from "./annotate/focus_view.js";
 import { buildItemSchemes } from "./annotate/item_schemes.js";
@@ -47,6 +51,7 @@ import { createRowMarks } from "./annotate/row_marks.js";
 import { createSummary } from "./annotate/summary.js";
 import { createTrainingFeedback } from "./annotate/training_feedback.js";
 import { createTreeView } from "./annotate/tree_view.js";
+import { createUndo } from "./annotate/undo.js";
 import { registerWidgetFiles } from "./annotate/widget_toolkit.js";
 import { createWidgets } from "./annotate/widgets.js";
 
@@ -62,12 +67,15 @@ function start(root, data) {
   }
 
   // Read live by every part: false once the answers can no longer change
-  // (the server says so, or a training item's feedback is showing).
-  var item = { editable: Boolean(data.editable) };
+  // (the server says so, or a training item's feedback is showing), and
+  // while submitted work is read-only, until Edit (editing.js).
+  var item = { editable: Boolean(data.editable) && !data.read_only };
   var tree = createTreeView(part("tree"), data.item.tree.messages || []);
   var flash = createFlash(part("flash"));
+  var undo = createUndo({ toast: part("toast"), item: item, refocus: tree.focusCurrent });
   var widgets = createWidgets(item);
-  registerWidgetFiles(widgets, { item: item, data: data, tree: tree, flash: flash });
+  var widgetFiles = { item: item, data: data, tree: tree, flash: flash, undo: undo };
+  registerWidgetFiles(widgets, widgetFiles);
   var answers = createAnswers(data, tree.childrenById, widgets.draws);
   var markRow = createRowMarks(tree, answers);
   var summary = createSummary(part("summary"), answers, tree);
@@ -110,6 +118,7 @@ function start(root, data) {
     markRow: markRow,
     comparisons: comparisons,
     changed: changed,
+    undo: undo,
   });
   var path = createPath({
     part: part,
@@ -119,6 +128,7 @@ function start(root, data) {
     flash: flash,
     markRow: markRow,
     changed: changed,
+    undo: undo,
   });
   var pending = createPending({
     box: part("pending-compare"),
@@ -143,6 +153,23 @@ function start(root, data) {
       return at >= 0 && at + 1 < steps.length ? steps[at + 1] : null;
     },
   });
+  var itemSchemes = { part: part, answers: answers, widgets: widgets, changed: changed, undo: undo };
+  var editing = createEditing({
+    part: part,
+    item: item,
+    setStatus: autosave.setStatus,
+    flash: flash,
+    focus: tree.focusCurrent,
+    // The parts drawn from item.editable, drawn again now that it is true.
+    redraw: function () {
+      registerWidgetFiles(widgets, widgetFiles);
+      path.buildBars();
+      buildItemSchemes(itemSchemes);
+      if (panel.openId() !== null) {
+        panel.open(panel.openId());
+      }
+    },
+  });
   listenForKeys({
     part: part,
     tree: tree,
@@ -154,11 +181,13 @@ function start(root, data) {
     flash: flash,
     autosave: autosave,
     pending: pending,
+    undo: undo,
+    editing: editing,
   });
   tree.openOnClick(panel.open);
 
   path.buildBars();
-  buildItemSchemes({ part: part, answers: answers, widgets: widgets, changed: changed });
+  buildItemSchemes(itemSchemes);
   tree.rows.forEach(function (row) {
     markRow(row.dataset.id);
   });

@@ -282,6 +282,14 @@
           paint(removed.node, null);
           drawList(widget, Math.min(index, widget.spans.length - 1));
           toolkit.flash("Deleted the span " + describe(removed) + ".");
+          if (toolkit.undo) {
+            toolkit.undo.push("Span deleted", function () {
+              widget.spans.push(removed);
+              save(widget); // sorts the spans back in place
+              paint(removed.node, null);
+              drawList(widget);
+            });
+          }
         });
         var item = el("li", {
           class: "span-item",

@@ -39,9 +39,13 @@
     if (document.querySelector("dialog[open]")) {
       return;
     }
-    var holder = instances.find(function (instance) {
+    // Only the widgets on the page: the annotate page draws them again when Edit makes it editable.
+    var shown = instances.filter(function (instance) {
+      return instance.element.isConnected;
+    });
+    var holder = shown.find(function (instance) {
       return instance.element.contains(document.activeElement);
-    }) || instances[0];
+    }) || shown[0];
     if (holder && holder.answerCurrent(event.key === "y")) {
       event.preventDefault();
     }

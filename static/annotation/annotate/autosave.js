@@ -8,7 +8,17 @@
  * offers a reload or the next item; other refusals list the server's errors
  * and keep the changes unsaved. Submit and skip wait for a save under way,
  * then POST and load the next item (or show a training item's feedback).
- * Leaving with unsaved changes asks first.
+ *
+ * Nothing is lost on leaving: when the page is hidden or left (pagehide,
+ * visibilitychange, a click on a link or a form that navigates), a pending
+ * draft is sent at once with fetch's keepalive, which outlives the page.
+ * A link or form of the page waits for the draft's answer before it
+ * navigates (so the next page finds it saved), a little while only when the
+ * draft went with keepalive. Browsers carry at most 64 KB of keepalive
+ * bodies, so a larger draft is saved the ordinary way, and waited for.
+ * The page asks before it is left ("Leave site?") only when leaving would
+ * lose answers: a save failed (refused, or the network lost it), or a draft
+ * too large for keepalive is still unsaved as the page closes.
  */
 
 import { el } from "./elements.js";
@@ -16,6 +26,10 @@ import { el } from "./elements.js";
 var SAVE_DELAY_MS = 600;
 var RETRY_DELAY_MS = 5000;
 var MAX_TIME_MS = 3600000;
+// Under half of the browsers' 64 KB for keepalive bodies in flight: a save under way and one sent on leaving fit together.
+var KEEPALIVE_BYTES = 30000;
+// How long a link waits for a draft that goes with keepalive before it navigates anyway.
+var NAVIGATION_WAIT_MS = 1500;
 
 // options: part, data (the page data: the item's version, the API URLs),
 // item ({editable}), answers (answers.js) and onFeedback(feedback), called
@@ -36,6 +50,8 @@ export function createAutosave(options) {
   var dirty = false;
   var stopped = false;
   var leaving = false;
+  // The last save was refused or lost: the changes since are only on this page.
+  var saveFailed = false;
   var visibleSince = document.hidden ? null : Date.now();
   var bankedMs = 0;
 
@@ -71,12 +87,25 @@ export function createAutosave(options) {
     saveTimer = setTimeout(save, SAVE_DELAY_MS);
   }
 
+  function bytes(text) {
+    return new TextEncoder().encode(text).length;
+  }
+
+  // Whether the answers as they stand can be sent with keepalive.
+  function fitsKeepalive() {
+    return bytes(JSON.stringify(writeBody(true))) <= KEEPALIVE_BYTES;
+  }
+
+  // Sent with keepalive whenever the body allows, so that a save under way is carried out even
+  // if the page is left meanwhile.
   function send(method, url, body) {
+    var text = JSON.stringify(body);
     return fetch(url, {
       method: method,
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken },
-      body: JSON.stringify(body),
+      body: text,
+      keepalive: bytes(text) <= KEEPALIVE_BYTES,
     }).then(function (response) {
       return response.json().catch(function () {
         return {};
@@ -88,8 +117,9 @@ export function createAutosave(options) {
     });
   }
 
-  function writeBody() {
-    return { annotations: answers.collect(), version: version, time_spent_ms: takeTime() };
+  // `measure`: only to weigh the body, leaving the time on the page to the next save.
+  function writeBody(measure) {
+    return { annotations: answers.collect(), version: version, time_spent_ms: measure ? MAX_TIME_MS : takeTime() };
   }
 
   function save() {
@@ -108,12 +138,14 @@ export function createAutosave(options) {
       inFlight = null;
       if (result.ok) {
         version = result.body.version;
+        saveFailed = false;
         errorBox.hidden = true;
         setStatus(dirty ? "Unsaved changes…" : "All changes saved");
         return true;
       }
       bankedMs += body.time_spent_ms;
       dirty = true;
+      saveFailed = true;
       failed(result, "Not saved");
       if (result.status === 0) {
         saveTimer = setTimeout(save, RETRY_DELAY_MS);
@@ -196,11 +228,97 @@ export function createAutosave(options) {
     }
   }
 
+  // The page is going (`away`) or only hidden: a pending draft is sent now. Going, with a save
+  // under way, the draft cannot wait for its answer: it is sent based on the version that save
+  // makes (each save adds one), and both outlive the page.
+  function flush(away) {
+    if (!item.editable || stopped || leaving || !dirty) {
+      return;
+    }
+    if (!inFlight || !away) {
+      save();
+      return;
+    }
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    dirty = false;
+    var body = writeBody();
+    body.version = version + 1;
+    send("PUT", data.urls.draft, body);
+  }
+
+  // A link or form of the page that navigates: the draft goes first, and the navigation waits
+  // for its answer, so that the next page finds it saved, and a refusal keeps the annotator
+  // here, with the changes and the server's reasons. A draft that goes with keepalive (small,
+  // and the last save did not fail) waits only so long: it is carried out after the page is left.
+  function beforeNavigating(event, go) {
+    if (!item.editable || stopped || leaving || !dirty) {
+      return;
+    }
+    event.preventDefault();
+    var gone = false;
+    function leave() {
+      if (!gone) {
+        gone = true;
+        go();
+      }
+    }
+    if (!saveFailed && fitsKeepalive()) {
+      setTimeout(leave, NAVIGATION_WAIT_MS);
+    }
+    save().then(function (ok) {
+      if (ok && !dirty) {
+        leave();
+      }
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[href]") : null;
+    if (!link || event.defaultPrevented || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) {
+      return;
+    }
+    if ((link.target && link.target !== "_self") || link.hasAttribute("download") || link.origin !== window.location.origin) {
+      return;
+    }
+    if (link.pathname === window.location.pathname && link.search === window.location.search && link.hash) {
+      return; // a jump within the page
+    }
+    beforeNavigating(event, function () {
+      window.location.assign(link.href);
+    });
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.method === "dialog") {
+      return;
+    }
+    beforeNavigating(event, function () {
+      form.requestSubmit(event.submitter);
+    });
+  });
+
+  window.addEventListener("pagehide", function () {
+    flush(true);
+  });
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) {
+      flush(false);
+    }
+  });
+
+  // Asks only when leaving would lose answers: a failed save, or a draft too large to go with
+  // keepalive. Else the draft goes now, before the request for the next page (pagehide comes
+  // only once that page answers), so that the next page, or this one reloaded, finds it saved.
   window.addEventListener("beforeunload", function (event) {
-    if (item.editable && !stopped && !leaving && (dirty || inFlight)) {
+    if (item.editable && !stopped && !leaving && dirty && (saveFailed || !fitsKeepalive())) {
       event.preventDefault();
       event.returnValue = "";
+      return;
     }
+    flush(true);
   });
 
   function next() {

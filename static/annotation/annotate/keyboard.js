@@ -6,15 +6,20 @@
  * after a row, ← folds or goes to the parent. Enter opens the focused
  * message, Esc closes it, f switches the focus view on and off, p /
  * Backspace / c drive the first path scheme, b opens the next branch point
- * left to compare, 1-9 answer in the active widget and Ctrl+Enter submits. [ and ] press
- * Previous and Next (My work's order). Keys typed into a text field stay there; arrows, Home, End and
- * Enter act only on the tree (or the page), not inside a widget. The
- * dialog's table in templates/annotation/annotate.html lists them.
+ * left to compare, 1-9 answer in the active widget and 0 clears it, Ctrl+Z
+ * (Cmd+Z) undoes the last clear or delete (undo.js), e edits a submitted
+ * item (editing.js) and Ctrl+Enter submits. [ and ] press Previous and Next
+ * (My work's order). Keys typed into a text field stay there; arrows, Home,
+ * End and Enter act only on the tree (or the page), not inside a widget.
+ * While submitted work is read-only, the keys that would change it only say
+ * how to edit it. The dialog's table in templates/annotation/annotate.html
+ * lists them.
  */
 
 // options: part, tree (tree_view.js), panel (panel.js), path (path.js),
 // focusView (focus_view.js), widgets (widgets.js), item ({editable}), flash
-// (flash.js), autosave (autosave.js) and pending (pending.js).
+// (flash.js), autosave (autosave.js), pending (pending.js), undo (undo.js)
+// and editing (editing.js).
 export function listenForKeys(options) {
   var part = options.part;
   var tree = options.tree;
@@ -81,6 +86,13 @@ export function listenForKeys(options) {
       options.autosave.submit();
       return;
     }
+    if ((event.key === "z" || event.key === "Z") && (event.ctrlKey || event.metaKey) && !event.shiftKey && !event.altKey && !isTextEntry(event.target) && !help.open) {
+      // Text fields keep their own undo.
+      if (options.undo.undo()) {
+        event.preventDefault();
+      }
+      return;
+    }
     if (help.open || event.altKey || event.ctrlKey || event.metaKey || isTextEntry(event.target)) {
       return;
     }
@@ -89,6 +101,12 @@ export function listenForKeys(options) {
     var onPage = onRow || target === document.body || target === document.documentElement;
     var current = tree.currentIndex();
     var pathScheme = path.keyed;
+    if (options.editing.locked() && /^([0-9pc]|Backspace)$/.test(event.key) && (event.key !== "Backspace" || onPage)) {
+      // A key that would change submitted work changes nothing and says how to edit it.
+      flash("You submitted this item, so it is read-only: press e (Edit) to change it.");
+      event.preventDefault();
+      return;
+    }
     switch (event.key) {
       case "?":
         openHelp();
@@ -174,8 +192,14 @@ export function listenForKeys(options) {
           return;
         }
         break;
+      case "e":
+        if (!options.editing.edit()) {
+          return;
+        }
+        tree.focusCurrent();
+        break;
       default:
-        if (!/^[1-9]$/.test(event.key)) {
+        if (!/^[0-9]$/.test(event.key)) {
           return;
         }
         var widget = activeWidget();
@@ -183,7 +207,7 @@ export function listenForKeys(options) {
           flash("Open a message first (Enter), or move to a question with Tab.");
         } else if (!item.editable) {
           flash("This item can no longer be changed.");
-        } else if (!widget.key(parseInt(event.key, 10))) {
+        } else if (event.key === "0" ? !(widget.clear && widget.clear()) : !widget.key(parseInt(event.key, 10))) {
           return;
         }
     }

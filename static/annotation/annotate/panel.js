@@ -11,7 +11,8 @@ import { messageBody } from "./message_body.js";
 // options: part (the page's parts by data- name), tree (tree_view.js),
 // messages (the item's, as the server sent them), spanMode (plain text:
 // message_body.js), answers (answers.js), widgets (widgets.js), markRow
-// (row_marks.js), comparisons (comparisons.js) and changed (autosave.js).
+// (row_marks.js), comparisons (comparisons.js), changed (autosave.js) and
+// undo (undo.js: a cleared answer can be put back).
 export function createPanel(options) {
   var part = options.part;
   var tree = options.tree;
@@ -68,7 +69,18 @@ export function createPanel(options) {
       var title = described || widgets.titleOf(type) || "Answer";
       var legend = !described && treeSchemes.length > 1 ? title + " (" + scheme.name + ")" : title;
       // The callback is bound to this node's id: a widget can only ever write its own node's answer.
-      var widget = widgets.track(widgets.build(type, scheme.node_scheme, legend, state.nodes.get(id), function (payload) {
+      var widget = widgets.track(widgets.build(type, scheme.node_scheme, legend, state.nodes.get(id), function (payload, cleared) {
+        var before = state.nodes.get(id);
+        if (cleared && before !== undefined) {
+          options.undo.push((widgets.titleOf(type) || "Answer") + " of " + id + " cleared", function () {
+            state.nodes.set(id, before);
+            markRow(id);
+            changed();
+            if (openId === id) {
+              openNode(id);
+            }
+          });
+        }
         if (payload === null) {
           state.nodes.delete(id);
         } else {

@@ -5,14 +5,15 @@
  * before; a command that would break that is refused and the flash line
  * says why. The path changes only through these commands, never by opening
  * a message. The first path scheme is the one the keys drive (p, Backspace,
- * c) and the one the tree rows mark.
+ * c) and the one the tree rows mark. Clearing the path can be undone
+ * (undo.js).
  */
 
 import { el } from "./elements.js";
 
 // options: part, tree (tree_view.js), answers (answers.js), item
-// ({editable}), flash (flash.js), markRow (row_marks.js) and changed
-// (autosave.js).
+// ({editable}), flash (flash.js), markRow (row_marks.js), changed
+// (autosave.js) and undo (undo.js).
 export function createPath(options) {
   var part = options.part;
   var tree = options.tree;
@@ -60,6 +61,11 @@ export function createPath(options) {
     var removed = path.splice(0, path.length);
     pathChanged(scheme, removed);
     flash("Cleared the path.");
+    options.undo.push(pathSchemes.length > 1 ? "Path (" + scheme.name + ") cleared" : "Path cleared", function () {
+      // Whatever was chosen since gives way to the path as it was.
+      var since = path.splice.apply(path, [0, path.length].concat(removed));
+      pathChanged(scheme, since);
+    });
   }
 
   function pathChanged(scheme, touched) {
@@ -84,6 +90,8 @@ export function createPath(options) {
 
   function buildPathBars() {
     var box = part("path-bars");
+    // Drawn again when the page turns editable (editing.js).
+    box.textContent = "";
     pathSchemes.forEach(function (scheme, index) {
       var list = el("ol", { class: "path-list", "data-path": scheme.name, "aria-live": "polite" });
       pathLists.set(scheme.name, list);

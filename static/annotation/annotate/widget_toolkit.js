@@ -17,7 +17,10 @@ import { el, nextId } from "./elements.js";
 import { fieldset, labelIndexForKey, labelName } from "./widgets.js";
 
 // Adds every registered widget file's builder to `widgets`. `item.editable`
-// is read once, here: the widget files take it as they find it.
+// is read here, when the page starts and again when Edit makes a submitted
+// item editable (editing.js): the widget files take it as they find it.
+// `undo` (undo.js) lets a file's destructive command be taken back:
+// toolkit.undo.push(label, restore).
 export function registerWidgetFiles(widgets, options) {
   var tree = options.tree;
   var toolkit = {
@@ -36,6 +39,7 @@ export function registerWidgetFiles(widgets, options) {
     roleOf: tree.roleOf,
     currentId: tree.currentId,
     flash: options.flash,
+    undo: options.undo,
   };
   var registered = window.BranchpointWidgets || {};
   Object.keys(registered).forEach(function (type) {

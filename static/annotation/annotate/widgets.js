@@ -2,9 +2,12 @@
  * like the server's registry (annotation/schemes/).
  *
  * A builder takes the scheme's config, a legend, the current payload and a
- * callback for a new payload (null when cleared), and returns
- * {element, key(n)}: key(n) applies the digit key n and says whether it did
- * anything. The page's own types are here; a scheme type whose widget comes
+ * callback onChange(payload, cleared) for a new payload (null when taken
+ * back; `cleared` when the annotator cleared it on purpose, which the page
+ * lets them undo), and returns {element, key(n), clear()}: key(n) applies
+ * the digit key n and says whether it did anything; clear(), where a
+ * widget has it (a rating, a label: the key 0 and a Clear button), clears
+ * the answer and says whether there was one. The page's own types are here; a scheme type whose widget comes
  * from its own file is added by widget_toolkit.js. Widgets the keys can
  * reach are tracked by their element (track, tracked).
  */
@@ -46,6 +49,28 @@ export function createWidgets(item) {
   };
   var widgetByElement = new Map();
 
+  // clear() for a widget of radio `inputs`: unchecks them and reports the answer cleared.
+  function clearer(inputs, onChange) {
+    return function () {
+      if (!item.editable || !inputs.some(function (input) {
+        return input.checked;
+      })) {
+        return false;
+      }
+      inputs.forEach(function (input) {
+        input.checked = false;
+      });
+      onChange(null, true);
+      return true;
+    };
+  }
+
+  function clearButton(clear) {
+    var button = el("button", { type: "button", class: "button widget-clear", disabled: !item.editable, "aria-keyshortcuts": "0" }, ["Clear ", el("kbd", { text: "0" })]);
+    button.addEventListener("click", clear);
+    return button;
+  }
+
   function choiceInput(type, name, value, checked, text, digit) {
     var input = el("input", { type: type, name: name, value: value, disabled: !item.editable });
     input.checked = checked;
@@ -73,8 +98,10 @@ export function createWidgets(item) {
         el("span", { text: config.min_label ? "1 = " + config.min_label : "" }),
         el("span", { text: config.max_label ? config.size + " = " + config.max_label : "" }),
       ]);
+      var clear = clearer(inputs, onChange);
       return {
-        element: fieldset("widget-likert", legend, [points, ends]),
+        element: fieldset("widget-likert", legend, [points, ends, clearButton(clear)]),
+        clear: clear,
         key: function (digit) {
           if (digit > config.size || !item.editable) {
             return false;
@@ -97,8 +124,10 @@ export function createWidgets(item) {
         inputs.push(choice.input);
         group.appendChild(choice.label);
       });
+      var clear = clearer(inputs, onChange);
       return {
-        element: fieldset("widget-radio", legend, [group]),
+        element: fieldset("widget-radio", legend, [group, clearButton(clear)]),
+        clear: clear,
         key: function (digit) {
           var index = labelIndexForKey(config.labels, digit);
           if (index < 0 || !item.editable) {

@@ -281,4 +281,6 @@ def test_a_submitted_training_item_shows_its_feedback_again_and_is_closed(alice)
 
     data = page.context["page_data"]
     assert data["editable"] is False
+    assert data["read_only"] is False  # closed for good: no Edit to offer
+    assert "data-edit" not in page.content.decode()
     assert data["feedback"]["schemes"][0]["expected_text"] == "positive"

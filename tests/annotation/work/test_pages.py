@@ -16,7 +16,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Project
+from annotation.models import Membership, Project
+from annotation.projects.services import membership_add
+from annotation.review.services import review_decide
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_skip, item_submit
 from tests.annotation.annotator_items import (
@@ -323,6 +325,31 @@ def test_a_skipped_item_is_shown_read_only(alice: Any, project: Project) -> None
     assert page_data(response)["editable"] is False
     assert "data-readonly" in html
     assert "data-submit" not in html
+
+
+def test_submitted_work_opens_read_only_with_edit_and_work_sent_back_opens_editable(
+    alice: Any, project: Project
+) -> None:
+    rita = person("rita")
+    membership_add(project=project, user=rita, role=Membership.Role.REVIEWER)
+    held = item_next(project=project, user=alice)
+    page = item_page(project, held.tree_id)
+    assert page_data(client_for(alice).get(page))["read_only"] is False  # a draft is edited as it is
+    submitted = item_submit(project=project, tree=held.tree, user=alice, answers={}, version=held.version)
+
+    response = client_for(alice).get(page)
+
+    html = response.content.decode()
+    assert (page_data(response)["editable"], page_data(response)["read_only"]) == (True, True)
+    assert "data-read-only" in html and "data-edit" in html
+    assert "All changes saved" not in html  # nothing is being edited yet
+
+    review_decide(
+        reviewer=rita, assignment=submitted, decision="rejected", comment="Again.", version=submitted.version
+    )
+    response = client_for(alice).get(page)
+    assert page_data(response)["read_only"] is False
+    assert "data-edit" not in response.content.decode()
 
 
 @pytest.mark.parametrize("size", [4, 1000])
