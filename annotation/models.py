@@ -201,6 +201,9 @@ class Assignment(models.Model):
                 name="assignment_held",
             ),
             models.Index(fields=["project", "status", "lease_expires_at"], name="assignment_expiry"),
+            # A user's latest work: where their walk through the items goes on from
+            # (annotation.work.assignment, the hand-out's cursor), one index probe at any history.
+            models.Index(fields=["project", "user", "-leased_at", "-id"], name="assignment_latest"),
             # The review queue: a project's submitted work by review status, in item order.
             models.Index(
                 fields=["project", "review_status", "status", "tree"], name="assignment_review_queue"

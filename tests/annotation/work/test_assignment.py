@@ -8,6 +8,7 @@ Time is passed in as ``now`` so that expiry is exact, not slept for.
 import io
 import json
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import pytest
 from django.db.models import Count, Q
@@ -294,14 +295,31 @@ def test_skipping_an_expired_lease_does_not_free_its_place_twice(alice, bob):
 # -- orders -------------------------------------------------------------------------------
 
 
-def test_random_order_follows_each_items_fixed_shuffle_key(alice):
+def test_random_order_walks_the_fixed_shuffle_from_a_random_point_round_the_end(alice):
+    """Each annotator starts at a random point of the shuffle (spreading annotators over the
+    project) and goes on from their latest item, so the hand-out never walks past their history."""
     project = project_of(4, order="random")
     trees = trees_in(project)
     shuffled = [trees[2], trees[0], trees[3], trees[1]]
     for key, tree in enumerate(shuffled):
-        ProjectItem.objects.filter(project=project, tree_id=tree).update(shuffle_key=key / 10)
+        ProjectItem.objects.filter(project=project, tree_id=tree).update(shuffle_key=(key + 1) / 10)
 
-    assert [take_and_submit(project, alice) for _ in range(4)] == shuffled
+    with mock.patch("annotation.work.assignment.random.random", return_value=0.25):
+        taken = [take_and_submit(project, alice) for _ in range(4)]
+
+    assert taken == shuffled[2:] + shuffled[:2]
+
+
+def test_sequential_order_goes_on_after_the_annotators_latest_item(alice, bob):
+    """An item that opens again behind an annotator (a lease expired) waits until they pass the end."""
+    project = project_of(4)
+    first, second, third, fourth = trees_in(project)
+    assert next_tree(project, bob) == first
+    assert take_and_submit(project, alice) == second
+
+    leases_reclaim(project, T0 + timedelta(days=1))  # bob's lease of the first expires
+
+    assert [take_and_submit(project, alice) for _ in range(3)] == [third, fourth, first]
 
 
 def test_a_random_seed_fixes_the_shuffle_of_a_project():
