@@ -30,3 +30,10 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def when_ready(server):
+    """Load what first requests would (config/warm.py) in the master, before the workers fork."""
+    from config.warm import application_warm
+
+    server.log.info("warmed before forking: %s", application_warm())
