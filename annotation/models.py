@@ -214,6 +214,27 @@ class Assignment(models.Model):
         return f"{self.user} on {self.tree} ({self.status})"
 
 
+class AnnotatorProgress(models.Model):
+    """One annotator's submitted items in a project, kept with every change: what their progress
+    shows on each page, read in one probe instead of counted over their history (which grew
+    with it: bench/scale.py). Gold checks count, training does not, as in ``project_progress``.
+    Written by ``annotation.projects.counts.annotator_submitted_change`` in the transaction that submits,
+    sends back or imports the work."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    submitted = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="annotator_progress_unique"),
+        ]
+        verbose_name_plural = "annotator progress"
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project}: {self.submitted} submitted"
+
+
 class AnnotationQuerySet(models.QuerySet["Annotation"]):
     """The one place that says which answers are a reference and which are annotators' work."""
 

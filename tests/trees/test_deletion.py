@@ -59,8 +59,8 @@ def test_each_batch_is_its_own_transaction(dataset):
     calls = []
 
     def failing_third(queryset):
-        calls.append(1)
-        if len(calls) == 3:
+        calls.append(queryset.model)
+        if calls.count(ConversationTree) == 3:
             raise RuntimeError("the database went away")
         return real_delete(queryset)
 
