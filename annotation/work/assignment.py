@@ -81,16 +81,17 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     # Gold checks and training never held a place in their item's overlap (annotation.quality.gold).
     if connection.vendor == "postgresql":
         row = sql.fetch_one(
-            f"WITH expired AS (SELECT id FROM {assignments} WHERE project_id = %s AND status = %s "
-            f"AND lease_expires_at < %s FOR UPDATE SKIP LOCKED), "
-            f"marked AS (UPDATE {assignments} mark SET status = %s, updated_at = %s FROM expired "
-            "WHERE mark.id = expired.id RETURNING mark.tree_id, mark.kind), "
+            # The expired rows' keys as an array: each is then found by its key, never by a join
+            # a generic plan might make over the whole table (tests/annotation/work/test_plans.py).
+            f"WITH marked AS (UPDATE {assignments} SET status = %s, updated_at = %s WHERE id = ANY(ARRAY("
+            f"SELECT id FROM {assignments} WHERE project_id = %s AND status = %s AND lease_expires_at < %s "
+            "FOR UPDATE SKIP LOCKED)) RETURNING tree_id, kind), "
             "freed AS (SELECT tree_id, COUNT(*) AS places FROM marked WHERE kind = %s GROUP BY tree_id), "
             f"changed AS (UPDATE {items} item SET active_count = item.active_count - freed.places, "
             "is_full = item.active_count - freed.places >= %s FROM freed "
             "WHERE item.project_id = %s AND item.tree_id = freed.tree_id RETURNING 1) "
             "SELECT (SELECT COUNT(*) FROM marked), (SELECT COUNT(*) FROM changed)",
-            [*expired_params, EXPIRED, now, WORK, overlap, project.pk],
+            [EXPIRED, now, *expired_params, WORK, overlap, project.pk],
         )
         return row[0]
     expired = sql.fetch_all(

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Assignment, ProjectItem
@@ -72,9 +71,17 @@ def project_with_history(order: str, annotator: Any) -> Any:
     return project
 
 
-def loop_statements(project: Any, annotator: Any) -> list[str]:
-    """The SQL of a hand-out, the item's page data and a submission."""
-    with CaptureQueriesContext(connection) as captured:
+def loop_statements(project: Any, annotator: Any) -> list[tuple[str, list[Any]]]:
+    """The statements (SQL with its parameters) of a hand-out, the item's page data and a
+    submission that read or write the watched tables."""
+    statements: list[tuple[str, list[Any]]] = []
+
+    def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if not many and re.search("|".join(WATCHED), sql) and not sql.startswith(PROJECT_COUNTS):
+            statements.append((sql, list(params or ())))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
         held = item_next(project=project, user=annotator)
         item_view(project=project, tree_id=held.tree_id, user=annotator, with_messages=True)
         item_submit(
@@ -84,24 +91,38 @@ def loop_statements(project: Any, annotator: Any) -> list[str]:
             answers={"quality": {"rating": 4}},
             version=held.version,
         )
-    return [
-        query["sql"]
-        for query in captured
-        if re.search("|".join(WATCHED), query["sql"]) and not query["sql"].startswith(PROJECT_COUNTS)
-    ]
+    return statements
 
 
-def whole_table_reads(statements: list[str]) -> list[str]:
+def plans(cursor: Any, sql: str, params: list[Any]) -> list[str]:
+    """The custom plan (the values written in) and the generic one of ``sql``."""
+    cursor.execute(f"EXPLAIN {connection.ops.compose_sql(sql, params)}")
+    custom = "\n".join(row[0] for row in cursor.fetchall())
+    if not params:
+        return [custom]
+    numbered = iter(range(1, len(params) + 1))
+    prepared = re.sub("%s", lambda _: f"${next(numbered)}", sql)
+    cursor.execute(f"PREPARE loop_statement AS {prepared}")
+    cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+    cursor.execute(
+        connection.ops.compose_sql(
+            f"EXPLAIN EXECUTE loop_statement({', '.join(['%s'] * len(params))})", params
+        )
+    )
+    generic = "\n".join(row[0] for row in cursor.fetchall())
+    cursor.execute("RESET plan_cache_mode")
+    cursor.execute("DEALLOCATE loop_statement")
+    return [custom, generic]
+
+
+def whole_table_reads(statements: list[tuple[str, list[Any]]]) -> list[str]:
     found = []
     with connection.cursor() as cursor:
-        for statement in statements:
-            if not statement.lstrip().upper().startswith(("SELECT", "UPDATE", "WITH", "INSERT", "DELETE")):
-                continue
-            cursor.execute(f"EXPLAIN {statement}")
-            plan = "\n".join(row[0] for row in cursor.fetchall())
-            for table in WATCHED:
-                if f"Seq Scan on {table}" in plan:
-                    found.append(f"{table} read whole by:\n{statement}\n{plan}")
+        for sql, params in statements:
+            for plan in plans(cursor, sql, params):
+                for table in WATCHED:
+                    if f"Seq Scan on {table}" in plan:
+                        found.append(f"{table} read whole by:\n{sql}\n{plan}")
     return found
 
 
@@ -111,7 +132,7 @@ def test_the_loop_reads_no_table_whole_with_statistics_absent_or_present(order: 
     project = project_with_history(order, annotator)
 
     statements = loop_statements(project, annotator)
-    assert any("annotation_projectitem" in statement for statement in statements)
+    assert any("annotation_projectitem" in sql for sql, _ in statements)
     assert whole_table_reads(statements) == []
 
     with connection.cursor() as cursor:
