@@ -40,7 +40,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation.models import Annotation, Assignment, Project, ProjectItem
+from annotation.models import Annotation, AnnotatorProgress, Assignment, Project, ProjectItem
 from annotation.projects.config import project_config
 from annotation.quality.training import FAILED, PASSED, training_status
 from annotation.schemes.tree import TreeAnnotation
@@ -77,15 +77,18 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     """
     assignments, items = sql.table(Assignment), sql.table(ProjectItem)
     overlap = project_config(project).assignment.annotations_per_item
-    expired_params = [project.pk, LEASED, sql.value(Assignment, "lease_expires_at", now)]
+    # The status written out: a generic plan then knows how few rows have it (a parameter's
+    # share was guessed from the column's distinct values: all of them, once every row was
+    # submitted, and the table was read whole).
+    expired_params = [project.pk, sql.value(Assignment, "lease_expires_at", now)]
     # Gold checks and training never held a place in their item's overlap (annotation.quality.gold).
     if connection.vendor == "postgresql":
         row = sql.fetch_one(
             # The expired rows' keys as an array: each is then found by its key, never by a join
             # a generic plan might make over the whole table (tests/annotation/work/test_plans.py).
             f"WITH marked AS (UPDATE {assignments} SET status = %s, updated_at = %s WHERE id = ANY(ARRAY("
-            f"SELECT id FROM {assignments} WHERE project_id = %s AND status = %s AND lease_expires_at < %s "
-            "FOR UPDATE SKIP LOCKED)) RETURNING tree_id, kind), "
+            f"SELECT id FROM {assignments} WHERE project_id = %s AND status = '{LEASED}' "
+            "AND lease_expires_at < %s FOR UPDATE SKIP LOCKED)) RETURNING tree_id, kind), "
             "freed AS (SELECT tree_id, COUNT(*) AS places FROM marked WHERE kind = %s GROUP BY tree_id), "
             f"changed AS (UPDATE {items} item SET active_count = item.active_count - freed.places, "
             "is_full = item.active_count - freed.places >= %s FROM freed "
@@ -96,7 +99,7 @@ def leases_reclaim(project: Project, now: datetime) -> int:
         return row[0]
     expired = sql.fetch_all(
         f"UPDATE {assignments} SET status = %s, updated_at = %s "
-        "WHERE project_id = %s AND status = %s AND lease_expires_at < %s RETURNING tree_id, kind",
+        f"WHERE project_id = %s AND status = '{LEASED}' AND lease_expires_at < %s RETURNING tree_id, kind",
         [EXPIRED, sql.value(Assignment, "updated_at", now), *expired_params],
     )
     freed = Counter(tree_id for tree_id, kind in expired if kind == WORK)
@@ -261,11 +264,16 @@ def _held_or_due(
         return current, None
 
     if config.max_items_per_user is not None:
-        # Counted under the person's lock (``_person_lock``): two tabs cannot pass it twice.
-        taken = (
-            Assignment.objects.filter(project=project, user=user, status__in=[LEASED, SUBMITTED])
-            .exclude(kind=Assignment.Kind.TRAINING)
-            .count()
+        # Counted under the person's lock (``_person_lock``): two tabs cannot pass it twice. Their
+        # submitted items are kept (AnnotatorProgress); the leases they hold are a few rows of
+        # the index of held work (models.Assignment, assignment_held): one statement, whatever
+        # their history.
+        (taken,) = sql.fetch_one(
+            f"SELECT COALESCE((SELECT submitted FROM {sql.table(AnnotatorProgress)} "
+            "WHERE project_id = %s AND user_id = %s), 0) + "
+            f"(SELECT COUNT(*) FROM {sql.table(Assignment)} WHERE project_id = %s AND user_id = %s "
+            f"AND status IN ('{LEASED}', '{EXPIRED}') AND status = '{LEASED}' AND kind <> '{TRAINING}')",
+            [project.pk, user.pk, project.pk, user.pk],
         )
         if taken >= config.max_items_per_user:
             raise NoItemAvailable(

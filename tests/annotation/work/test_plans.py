@@ -45,13 +45,13 @@ LIKERT = (
 
 
 def project_with_history(order: str, annotator: Any) -> Any:
-    """``ITEMS`` items with an overlap of 3, of which the annotator submitted ``DONE``
+    """``ITEMS`` items with an overlap of 3 in ``order`` (the assignment's settings), of which the annotator submitted ``DONE``
     (spread through the order) and two others some more, written in bulk."""
     dataset = DatasetFactory()
     ConversationTree.objects.bulk_create(
         ConversationTree(dataset=dataset, external_id=f"t{index}") for index in range(ITEMS)
     )
-    config = LIKERT + f"assignment: {{order: {order}, annotations_per_item: 3}}\n"
+    config = LIKERT + f"assignment: {{{order}, annotations_per_item: 3}}\n"
     project = ProjectFactory(dataset=dataset, config_yaml=config)
     now = timezone.now()
     trees = list(ProjectItem.objects.filter(project=project).values_list("tree_id", flat=True))
@@ -126,7 +126,15 @@ def whole_table_reads(statements: list[tuple[str, list[Any]]]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("order", ["random", "sequential", "fewest_annotations_first"])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "order: random",
+        "order: sequential",
+        "order: fewest_annotations_first",
+        "order: random, max_items_per_user: 100000",  # the quota's count too
+    ],
+)
 def test_the_loop_reads_no_table_whole_with_statistics_absent_or_present(order: str) -> None:
     annotator = PersonaFactory(username="alice")
     project = project_with_history(order, annotator)
