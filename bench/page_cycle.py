@@ -15,7 +15,8 @@ warm-up before forking: config/warm.py), and the CPU per cycle: gunicorn's proce
 average is printed with them: the figures are only comparable on a quiet machine.
 
     .venv/bin/python bench/page_cycle.py [--seconds 20] [--annotators 16] [--trees 1000]
-                                         [--save draft|submit] [--workers N] [--databases postgres]
+                                         [--save draft|submit] [--workers N] [--no-warm]
+                                         [--databases postgres]
 
 Budget (PostgreSQL): <= 9 ms of CPU per cycle, web and database together; no errors.
 """
@@ -229,6 +230,8 @@ def run(kind: str, args: argparse.Namespace) -> bool:
     }
     if args.workers:
         server_env["GUNICORN_WORKERS"] = str(args.workers)
+    if args.no_warm:
+        server_env["GUNICORN_WARM"] = "0"
     gunicorn = Path(sys.executable).with_name("gunicorn")
     log = (work / "gunicorn.log").open("w")
     server = subprocess.Popen(
@@ -283,11 +286,11 @@ def run(kind: str, args: argparse.Namespace) -> bool:
             print(
                 f"  {step:<5} p50 {statistics.median(times):7.1f} ms   p95 {percentile(times, 0.95):7.1f} ms"
             )
-    firsts = sorted(annotator.first_ms for annotator in annotators if annotator.first_ms is not None)
+    firsts = [annotator.first_ms for annotator in annotators if annotator.first_ms is not None]
     if firsts:
         print(
-            "  first requests of the fresh workers: "
-            f"{', '.join(f'{value:.0f}' for value in firsts[:4])} ms ..."
+            f"  first requests, all at once on fresh workers: p50 {statistics.median(firsts):.0f} ms, "
+            f"max {max(firsts):.0f} ms"
         )
     web_ms, database_ms = (seconds / max(cycles, 1) * 1000 for seconds in (web, database))
     per_cycle = web_ms + database_ms
@@ -316,6 +319,9 @@ def main() -> int:
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--save", choices=("draft", "submit"), default="draft")
     parser.add_argument("--workers", type=int, default=0, help="gunicorn workers (default: its config's)")
+    parser.add_argument(
+        "--no-warm", action="store_true", help="gunicorn without its warm-up (GUNICORN_WARM=0)"
+    )
     parser.add_argument("--databases", default="postgres")
     args = parser.parse_args()
     results = []
