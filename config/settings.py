@@ -296,10 +296,11 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
-# The cache: each process's own memory by default, shared Redis when REDIS_URL is set
-# (Django's RedisCache; needs the ``redis`` package). Sessions are read through it
-# (``cached_db``): the database stays their truth, so a per-process cache only misses more
-# often. Per-request work it saves: docs/scaling.md.
+# The cache: each process's own memory by default, keeping nothing longer than
+# PROCESS_CACHE_SECONDS (config/process_cache.py: what another process changed reaches it
+# within that time); shared Redis when REDIS_URL is set (Django's RedisCache; needs the
+# ``redis`` package). Sessions are read through it (``cached_db``) and kept in the database.
+# Per-request work it saves: docs/scaling.md.
 if env_str("REDIS_URL"):
     CACHES = {
         "default": {
@@ -310,8 +311,9 @@ if env_str("REDIS_URL"):
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "BACKEND": "config.process_cache.ProcessCache",
             "LOCATION": "branchpoint",
+            "LONGEST": env_int("PROCESS_CACHE_SECONDS", 60),
             "OPTIONS": {"MAX_ENTRIES": 50_000},
         }
     }

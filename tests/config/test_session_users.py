@@ -4,11 +4,14 @@
   two statements fewer than with none (what the test settings use).
 - A user saved in this process (a password change, a deactivation) is read afresh at once:
   the session of a deactivated user no longer signs them in.
+- Without Redis, a process keeps a session at most PROCESS_CACHE_SECONDS.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.db import connection
@@ -20,9 +23,7 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-LOCAL_MEMORY = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions-test"}
-}
+LOCAL_MEMORY = {"default": {"BACKEND": "config.process_cache.ProcessCache", "LOCATION": "sessions-test"}}
 
 
 def page_queries(client: Client) -> list[str]:
@@ -66,3 +67,18 @@ def test_a_user_saved_here_is_read_again_at_once(alice: Any, settings: Any) -> N
 
         response = client.get(reverse("annotation:projects"))
     assert response.status_code == 302  # to the login page
+
+
+def test_a_process_keeps_a_session_no_longer_than_its_cache_allows() -> None:
+    """Without Redis, a sign-out in another process reaches this one within PROCESS_CACHE_SECONDS,
+    although Django asks to keep a session's copy for the session's whole age."""
+    from config.process_cache import ProcessCache
+
+    cache = ProcessCache("sessions-cap-test", {"LONGEST": 60})
+    cache.set("session", {"user": 1}, timeout=14 * 24 * 3600)
+    now = time.time()
+
+    with mock.patch("django.core.cache.backends.locmem.time.time", return_value=now + 59):
+        assert cache.get("session") == {"user": 1}
+    with mock.patch("django.core.cache.backends.locmem.time.time", return_value=now + 61):
+        assert cache.get("session") is None
