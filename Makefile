@@ -71,6 +71,8 @@ bench: install
 	$(BIN)/python bench/evaluate.py
 	$(BIN)/python bench/agreement.py
 	$(BIN)/python bench/api_load.py
+	$(BIN)/python bench/page_cycle.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

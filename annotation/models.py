@@ -201,6 +201,9 @@ class Assignment(models.Model):
                 name="assignment_held",
             ),
             models.Index(fields=["project", "status", "lease_expires_at"], name="assignment_expiry"),
+            # A user's latest work: where their walk through the items goes on from
+            # (annotation.work.assignment, the hand-out's cursor), one index probe at any history.
+            models.Index(fields=["project", "user", "-leased_at", "-id"], name="assignment_latest"),
             # The review queue: a project's submitted work by review status, in item order.
             models.Index(
                 fields=["project", "review_status", "status", "tree"], name="assignment_review_queue"
@@ -209,6 +212,27 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.tree} ({self.status})"
+
+
+class AnnotatorProgress(models.Model):
+    """One annotator's submitted items in a project, kept with every change: what their progress
+    shows on each page, read in one probe instead of counted over their history (which grew
+    with it: bench/scale.py). Gold checks count, training does not, as in ``project_progress``.
+    Written by ``annotation.projects.counts.annotator_submitted_change`` in the transaction that submits,
+    sends back or imports the work."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    submitted = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="annotator_progress_unique"),
+        ]
+        verbose_name_plural = "annotator progress"
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project}: {self.submitted} submitted"
 
 
 class AnnotationQuerySet(models.QuerySet["Annotation"]):

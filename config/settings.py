@@ -255,7 +255,8 @@ INSTALLED_APPS += ["axes"]
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's, keeping each signed-in user for API_AUTH_CACHE_SECONDS (config/session_users.py).
+    "config.session_users.KeptUserBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 # In hours, as axes reads a float; None (0 minutes) locks until an admin resets.
@@ -294,6 +295,29 @@ REST_FRAMEWORK = {
     "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+
+# The cache: each process's own memory by default, keeping nothing longer than
+# PROCESS_CACHE_SECONDS (config/process_cache.py: what another process changed reaches it
+# within that time); shared Redis when REDIS_URL is set (Django's RedisCache; needs the
+# ``redis`` package). Sessions are read through it (``cached_db``) and kept in the database.
+# Per-request work it saves: docs/scaling.md.
+if env_str("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": env_str("REDIS_URL"),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "config.process_cache.ProcessCache",
+            "LOCATION": "branchpoint",
+            "LONGEST": env_int("PROCESS_CACHE_SECONDS", 60),
+            "OPTIONS": {"MAX_ENTRIES": 50_000},
+        }
+    }
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # How long each process keeps a project's item counts (items, complete ones) for the
 # progress it shows with every item (annotation.projects.counts); 0 counts them every time.

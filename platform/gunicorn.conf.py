@@ -30,3 +30,13 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def when_ready(server):
+    """Load what first requests would (config/warm.py) in the master, before the workers fork
+    (GUNICORN_WARM=0 leaves it to each worker's first requests: bench/page_cycle.py --no-warm)."""
+    if os.environ.get("GUNICORN_WARM", "1") == "0":
+        return
+    from config.warm import application_warm
+
+    server.log.info("warmed before forking: %s", application_warm())

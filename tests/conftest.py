@@ -6,7 +6,7 @@ import io
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,17 @@ def _exact_progress_counts() -> None:
     settings.PROGRESS_COUNTS_SECONDS = 0
     settings.LEASE_RECLAIM_SECONDS = 0
     settings.API_AUTH_CACHE_SECONDS = 0
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sessions_read_from_the_database() -> Iterator[None]:
+    """No cache: each request reads its session from the database, whatever the tests before
+    it kept, so query-count specs count the same in any order. ``tests/config/test_session_users.py``
+    turns the cache back on to check what it saves."""
+    from django.test import override_settings
+
+    with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}):
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -82,6 +82,7 @@ from tests.annotation.collection.collect import collect_project, prompt, review
 from tests.evaluation.samples import CONVERSATIONS, CRITERIA, scheduling_project
 from tests.factories import AnnotationFactory, RubricFactory
 from trees.audit import AuditedCommand, audit_context, registered_actions
+from trees.deletion import dataset_delete
 from trees.models import AuditEntry, ConversationTree, Dataset, Message
 from trees.services import (
     dataset_create,
@@ -97,6 +98,7 @@ pytestmark = pytest.mark.django_db
 
 SERVICE_MODULES = [
     "trees.services",
+    "trees.deletion",
     "trees.store",
     "annotation.projects.config",
     "annotation.projects.services",
@@ -336,6 +338,13 @@ def walk_dataset_update(w: World) -> list[Row]:
     with w.acting():
         dataset_update(dataset=w.dataset, fields=["description"])
     return [("dataset.update", "root", DATASET, "judge-trees", "judge-trees")]
+
+
+def walk_dataset_delete(w: World) -> list[Row]:
+    spare = dataset_create(name="spare")
+    with w.acting():
+        dataset_delete(dataset=spare)
+    return [("dataset.delete", "root", DATASET, "spare", "spare")]
 
 
 def walk_tree_import(w: World) -> list[Row]:
@@ -798,6 +807,7 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "trees.services.dataset_get_or_create": walk_dataset_get_or_create,
     "trees.services.dataset_update": walk_dataset_update,
     "trees.services.tree_import": walk_tree_import,
+    "trees.deletion.dataset_delete": walk_dataset_delete,
     "trees.services.trees_export": walk_trees_export,
     "trees.services.messages_render": walk_messages_render,
     "annotation.projects.services.project_create": walk_project_create,

@@ -79,7 +79,8 @@ class Task(models.Model):
     message = models.ForeignKey(
         Message, null=True, blank=True, on_delete=models.CASCADE, related_name="collect_tasks"
     )
-    # The message a prompt or reply task wrote.
+    # The message a prompt or reply task wrote. Indexed (partially) for deletes: the database
+    # finds the tasks naming each deleted message through it (trees.deletion).
     created_message = models.ForeignKey(
         Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
@@ -104,6 +105,11 @@ class Task(models.Model):
             models.Index(fields=["project", "user", "status"], name="task_by_user"),
             models.Index(fields=["tree", "status", "type"], name="task_by_tree"),
             models.Index(fields=["project", "status", "type"], name="task_by_project"),
+            models.Index(
+                fields=["created_message"],
+                name="task_by_created_message",
+                condition=models.Q(created_message__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -35,7 +35,7 @@ from annotation.imports.records import records_feed
 from annotation.models import Annotation, Assignment, Membership, Project, ProjectItem
 from annotation.problems import Problems, describe, join
 from annotation.projects.config import ProjectConfig, project_config
-from annotation.projects.counts import project_counts_forget
+from annotation.projects.counts import annotator_submitted_change, project_counts_forget
 from annotation.projects.services import membership_add, user_get_or_create_unusable
 from annotation.projects.usernames import username_key, username_look_alike, username_problem
 from trees.audit import audit_record
@@ -379,6 +379,8 @@ class _Importer:
         new_assignments, changed_assignments = [], []
         deltas: Counter[int] = Counter()
         deltas_submitted: Counter[int] = Counter()
+        # Each annotator's submitted items (AnnotatorProgress): training aside, as progress counts them.
+        people_submitted: Counter[int] = Counter()
         for record in records:
             key = (record.tree_id, record.user.pk)
             before = existing.get(key, {})
@@ -418,10 +420,14 @@ class _Importer:
                 old_active, old_submitted = COUNTS.get(assignment.status, (0, 0))
                 deltas[record.tree_id] -= old_active
                 deltas_submitted[record.tree_id] -= old_submitted
+                if assignment.kind != Assignment.Kind.TRAINING:
+                    people_submitted[record.user.pk] -= assignment.status == SUBMITTED
                 changed_assignments.append(assignment)
             active, submitted = COUNTS.get(status, (0, 0))
             deltas[record.tree_id] += active
             deltas_submitted[record.tree_id] += submitted
+            if assignment.kind != Assignment.Kind.TRAINING:
+                people_submitted[record.user.pk] += status == SUBMITTED
             assignment.status = status
             assignment.version += 1
             if status == LEASED:
@@ -443,6 +449,8 @@ class _Importer:
             batch_size=1000,
         )
         self._update_counts(deltas, deltas_submitted)
+        for user_id, change in people_submitted.items():
+            annotator_submitted_change(self.project.pk, user_id, change)
         self.report.records += len(records)
 
     def _resolve_users(self, records: list[_Record]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from annotation.models import Project, ProjectItem
+from annotation.models import AnnotatorProgress, Project, ProjectItem
 from trees import sql
 
 
@@ -64,3 +64,17 @@ def project_counts_forget(project_id: int) -> None:
     """Count the project's items afresh next time (this process changed them)."""
     for key in [key for key in _kept if key[0] == project_id]:
         _kept.pop(key, None)
+
+
+def annotator_submitted_change(project_id: int, user_id: int, change: int) -> None:
+    """Add ``change`` to the annotator's kept count of submitted items (``AnnotatorProgress``),
+    making their row when it is their first. A closing write (``trees.sql.together``): one
+    statement with the transaction's others on PostgreSQL."""
+    if change:
+        table = sql.table(AnnotatorProgress)
+        sql.write(
+            f"INSERT INTO {table} (project_id, user_id, submitted) VALUES (%s, %s, %s) "
+            "ON CONFLICT (project_id, user_id) "
+            f"DO UPDATE SET submitted = {table}.submitted + excluded.submitted",
+            [project_id, user_id, change],
+        )

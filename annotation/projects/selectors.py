@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 from django.http import Http404
 
 from annotation import permissions
-from annotation.models import Assignment, Project, ProjectItem
+from annotation.models import AnnotatorProgress, Assignment, Project, ProjectItem
 from annotation.projects.config import project_config
 from annotation.projects.counts import project_item_counts
 from trees import sql
@@ -64,23 +64,26 @@ def project_visible_get(*, user: Any, name: str) -> Project:
 
 
 def project_progress(*, project: Project, user: AbstractBaseUser) -> Progress:
-    """The user's and the project's progress: the user's own assignments counted through their
-    index (one statement), the project's items as ``annotation.projects.counts`` keeps them (one more
-    statement at most)."""
+    """The user's and the project's progress: the user's kept count of submitted items and
+    whether they hold a lease (one statement: two index probes, whatever their history), the
+    project's items as ``annotation.projects.counts`` keeps them (one more statement at most)."""
     overlap = project_config(project).assignment.annotations_per_item
     counts = project_item_counts(project, overlap)
-    # Gold checks count as the annotator's items (they must not stand out), training does not.
+    # The statuses written out for the partial index of exactly those (models.Assignment,
+    # assignment_held): the probe then has one index to use, whatever the statistics say.
     submitted, holding = sql.fetch_one(
-        "SELECT COUNT(*) FILTER (WHERE status = %s AND kind <> %s), COUNT(*) FILTER (WHERE status = %s) "
-        f"FROM {sql.table(Assignment)} WHERE project_id = %s AND user_id = %s",
-        [SUBMITTED, Assignment.Kind.TRAINING, LEASED, project.pk, user.pk],
+        f"SELECT COALESCE((SELECT submitted FROM {sql.table(AnnotatorProgress)} "
+        "WHERE project_id = %s AND user_id = %s), 0), "
+        f"EXISTS (SELECT 1 FROM {sql.table(Assignment)} WHERE project_id = %s AND user_id = %s "
+        f"AND status IN ('{LEASED}', '{Assignment.Status.EXPIRED}') AND status = '{LEASED}')",
+        [project.pk, user.pk, project.pk, user.pk],
     )
     return Progress(
         submitted=submitted,
         quota=_quota(project, counts.handed),
         items=counts.items,
         complete=counts.complete,
-        holding=holding > 0,
+        holding=bool(holding),
     )
 
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from annotation import permissions
 from annotation.models import Annotation, Assignment, ProjectItem, Review
-from annotation.projects.counts import project_counts_forget
+from annotation.projects.counts import annotator_submitted_change, project_counts_forget
 from annotation.work.submissions import StaleVersion
 from trees.audit import Target, audit_record
 from trees.models import ConversationTree
@@ -143,6 +143,7 @@ def _reopen(assignment: Assignment, now: datetime) -> None:
         submitted_count=F("submitted_count") - 1
     )
     project_counts_forget(assignment.project_id)
+    annotator_submitted_change(assignment.project_id, assignment.user_id, -1)
     Annotation.objects.filter(
         project_id=assignment.project_id,
         tree_id=assignment.tree_id,

@@ -22,7 +22,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.problems import Problems, ProblemsError
 from annotation.projects.config import project_config
-from annotation.projects.counts import project_counts_submitted
+from annotation.projects.counts import annotator_submitted_change, project_counts_submitted
 from annotation.quality.gold import item_gold_score
 from annotation.work.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED
 from annotation.work.signals import item_submitted
@@ -312,6 +312,8 @@ def _write(
             "gold_score",
         ],
     )
+    if newly_submitted and assignment.kind != Assignment.Kind.TRAINING:
+        annotator_submitted_change(project.pk, user.pk, 1)
     if newly_submitted and assignment.kind == Assignment.Kind.WORK:
 
         def counted(rows: list[tuple[Any, ...]]) -> None:

@@ -47,8 +47,8 @@ GET_ITEM_QUERIES = 9
 # answers, the tree's shape, then the closing writes: one insert (the new answer) and one update
 # (the changed one), the assignment, the audit entry.
 DRAFT_QUERIES = 8 + closing_writes(4)
-# As a draft, plus the item's submitted count.
-SUBMIT_QUERIES = 8 + closing_writes(5)
+# As a draft, plus the item's submitted count and the annotator's (AnnotatorProgress).
+SUBMIT_QUERIES = 8 + closing_writes(6)
 
 
 @pytest.fixture

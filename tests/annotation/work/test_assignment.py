@@ -8,8 +8,10 @@ Time is passed in as ``now`` so that expiry is exact, not slept for.
 import io
 import json
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import pytest
+from django.db import connection
 from django.db.models import Count, Q
 
 from annotation.models import Annotation, Assignment, Project, ProjectItem
@@ -294,14 +296,31 @@ def test_skipping_an_expired_lease_does_not_free_its_place_twice(alice, bob):
 # -- orders -------------------------------------------------------------------------------
 
 
-def test_random_order_follows_each_items_fixed_shuffle_key(alice):
+def test_random_order_walks_the_fixed_shuffle_from_a_random_point_round_the_end(alice):
+    """Each annotator starts at a random point of the shuffle (spreading annotators over the
+    project) and goes on from their latest item, so the hand-out never walks past their history."""
     project = project_of(4, order="random")
     trees = trees_in(project)
     shuffled = [trees[2], trees[0], trees[3], trees[1]]
     for key, tree in enumerate(shuffled):
-        ProjectItem.objects.filter(project=project, tree_id=tree).update(shuffle_key=key / 10)
+        ProjectItem.objects.filter(project=project, tree_id=tree).update(shuffle_key=(key + 1) / 10)
 
-    assert [take_and_submit(project, alice) for _ in range(4)] == shuffled
+    with mock.patch("annotation.work.assignment.random.random", return_value=0.25):
+        taken = [take_and_submit(project, alice) for _ in range(4)]
+
+    assert taken == shuffled[2:] + shuffled[:2]
+
+
+def test_sequential_order_goes_on_after_the_annotators_latest_item(alice, bob):
+    """An item that opens again behind an annotator (a lease expired) waits until they pass the end."""
+    project = project_of(4)
+    first, second, third, fourth = trees_in(project)
+    assert next_tree(project, bob) == first
+    assert take_and_submit(project, alice) == second
+
+    leases_reclaim(project, T0 + timedelta(days=1))  # bob's lease of the first expires
+
+    assert [take_and_submit(project, alice) for _ in range(3)] == [third, fourth, first]
 
 
 def test_a_random_seed_fixes_the_shuffle_of_a_project():
@@ -431,6 +450,22 @@ def test_asking_again_runs_the_same_queries_whatever_the_tree_size(alice, django
     # audit entry.
     with django_assert_num_queries(7 + row_locks(1)):
         item_next(project=project, user=alice, now=T0 + timedelta(minutes=1))
+
+
+def test_sweeping_expired_leases_costs_no_statement_per_lease(alice, bob, carol, django_assert_num_queries):
+    """On PostgreSQL one statement finds, marks and frees them all; SQLite frees the places in
+    one more (bench/annotate_page.py saw the count grow when a lease had expired)."""
+    project = project_of(4, annotations_per_item=1, lease_minutes=10)
+    for user in (alice, bob):
+        item_next(project=project, user=user, now=T0)
+
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        assert leases_reclaim(project, T0 + timedelta(minutes=11)) == 2
+    with django_assert_num_queries(1):
+        assert leases_reclaim(project, T0 + timedelta(minutes=11)) == 0
+
+    assert_counts_match_assignments(project)
+    assert next_tree(project, carol, now=T0 + timedelta(minutes=12)) in trees_in(project)
 
 
 def test_trees_imported_after_the_project_was_made_become_its_items():

@@ -458,9 +458,9 @@ annotation_schemes:
   - {annotation_type: text, name: notes, description: Notes}
 """
 # A savepoint around: the locked assignment with its tree and answers, the tree's shape, then the
-# closing writes: the new and changed answers, the assignment, the item's submitted count, the
-# audit entry.
-SUBMIT_QUERIES = 4 + closing_writes(5)
+# closing writes: the new and changed answers, the assignment, the annotator's and the item's
+# submitted counts, the audit entry.
+SUBMIT_QUERIES = 4 + closing_writes(6)
 
 
 def branching_item(nodes: int) -> dict:
