@@ -10,6 +10,7 @@ from annotation.api import (
     finals,
     gold,
     items,
+    jobs,
     me,
     projects,
     quality,
@@ -65,6 +66,9 @@ urlpatterns = [
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),
+    path("jobs", jobs.JobsApi.as_view(), name="jobs"),
+    path(f"jobs/<{converters.DBID}:job_id>", jobs.JobDetailApi.as_view(), name="job"),
+    path(f"jobs/<{converters.DBID}:job_id>/cancel", jobs.JobCancelApi.as_view(), name="job-cancel"),
     path(
         f"annotations/<{converters.DBID}:annotation_id>",
         annotations.AnnotationDetailApi.as_view(),

@@ -1,0 +1,118 @@
+"""Jobs over the API: the long work the caller asked for (``trees.jobs``).
+
+    GET  jobs                 the caller's jobs, newest first
+    GET  jobs/{id}            one job: state, progress (done of total, rate), problems, result
+    POST jobs/{id}/cancel     cancel it (a queued job at once, a running one at its next check)
+
+An import above ``BRANCHPOINT_JOB_THRESHOLD_BYTES`` answers ``202 Accepted`` with the job
+(``job_accepted``) and ``Location: /api/v1/jobs/{id}``. A job is visible to its creator,
+to whoever manages its project or may import into its dataset, and to staff; others get 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import permissions
+from annotation.api.pagination import PagePagination
+from annotation.models import Project
+from trees.jobs.models import Job
+from trees.jobs.services import job_cancel
+from trees.models import Dataset
+
+TAG = ["jobs"]
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    kind = serializers.CharField()
+    state = serializers.ChoiceField(choices=Job.State.choices)
+    dataset = serializers.CharField(source="dataset_name", allow_blank=True)
+    project = serializers.CharField(source="project_name", allow_blank=True)
+    done = serializers.IntegerField(help_text="How much is done, in `unit`s.")
+    total = serializers.IntegerField(help_text="How much there is in all (0: not known yet).")
+    unit = serializers.CharField()
+    rate = serializers.FloatField(allow_null=True, help_text="`unit`s per second since the run started.")
+    attempts = serializers.IntegerField()
+    cancel_requested = serializers.BooleanField()
+    message = serializers.CharField(allow_blank=True, help_text="The summary, or why it failed.")
+    problems = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="As the synchronous answer's report lists them: line (or row), path, message, text.",
+    )
+    result = serializers.DictField(allow_null=True, help_text="What the synchronous answer would have been.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, job: Job) -> str:
+        return reverse("api:job", args=[job.pk])
+
+
+def job_accepted(job: Job) -> Response:
+    """``202 Accepted``: the job, with its URL in ``Location``."""
+    body = JobOutputSerializer(job).data
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+def can_see_job(user: Any, job: Job) -> bool:
+    if user.is_staff or (job.created_by_id is not None and job.created_by_id == user.pk):
+        return True
+    if job.project_name:
+        project = Project.objects.filter(name=job.project_name).first()
+        if project is not None and permissions.can_manage(user, project):
+            return True
+    if job.dataset_name:
+        dataset = Dataset.objects.filter(name=job.dataset_name).first()
+        if dataset is not None and permissions.can_import_trees(user, dataset):
+            return True
+    return False
+
+
+def job_visible_get(*, user: Any, job_id: int) -> Job:
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or not can_see_job(user, job):
+        raise Http404("no such job")
+    return job
+
+
+class JobsApi(APIView):
+    pagination_class = PagePagination
+
+    @extend_schema(tags=TAG, operation_id="jobs_list", responses=JobOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """The jobs the caller asked for, newest first."""
+        jobs = Job.objects.filter(created_by=request.user).order_by("-created_at", "-id")
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(jobs, request, view=self)
+        return paginator.get_paginated_response(JobOutputSerializer(page, many=True).data)
+
+
+class JobDetailApi(APIView):
+    @extend_schema(tags=TAG, operation_id="jobs_retrieve", responses=JobOutputSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        """One job: poll it until its state is done, failed or cancelled."""
+        return Response(JobOutputSerializer(job_visible_get(user=request.user, job_id=job_id)).data)
+
+
+class JobCancelApi(APIView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="jobs_cancel",
+        request=None,
+        responses={200: OpenApiResponse(JobOutputSerializer, description="The job, cancelled or to be.")},
+    )
+    def post(self, request: Request, job_id: int) -> Response:
+        """Cancel the job: a queued one is cancelled now; a running one stops at its next check
+        and keeps nothing (`cancel_requested` is true until then). A finished job is unchanged."""
+        job = job_cancel(job_visible_get(user=request.user, job_id=job_id))
+        return Response(JobOutputSerializer(job).data)

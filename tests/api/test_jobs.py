@@ -1,0 +1,212 @@
+"""Imports as jobs over the API, and the jobs API.
+
+- A file above ``BRANCHPOINT_JOB_THRESHOLD_BYTES`` answers 202 Accepted with the job and
+  ``Location: /api/v1/jobs/{id}``; the job's result is the report the synchronous import
+  answers, its problems the report's errors. Smaller files stay synchronous.
+- ``GET jobs/{id}`` shows the job to its creator, to whoever manages its project or may import
+  into its dataset, and to staff; everyone else gets 404. ``GET jobs`` lists the caller's own.
+- ``POST jobs/{id}/cancel`` cancels a queued job at once; a finished one stays as it was.
+
+The jobs here run with django-tasks' immediate backend (the enqueue runs them);
+tests/trees/jobs/test_worker.py runs them in real worker processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from drf_spectacular.generators import SchemaGenerator
+
+from tests.annotation.annotator_items import person
+from tests.api.test_datasets import as_user, chain, dataset_url, jsonl
+from tests.api.test_datasets import people as people
+from trees.jobs.models import Job
+from trees.jobs.services import job_enqueue
+from trees.models import ConversationTree
+from trees.tasks import trees_import_job
+
+pytestmark = pytest.mark.django_db
+
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+DUMMY = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+
+
+@pytest.fixture
+def jobs_run_at_once(settings: Any, tmp_path: Any) -> None:
+    settings.TASKS = IMMEDIATE
+    settings.BRANCHPOINT_JOB_THRESHOLD_BYTES = 300
+    settings.BRANCHPOINT_JOB_DIR = str(tmp_path / "jobs")
+
+
+def items_file(count: int, prefix: str = "big") -> SimpleUploadedFile:
+    return SimpleUploadedFile(
+        "items.jsonl", jsonl([chain(f"{prefix}-{n}", "Hi", "Hello") for n in range(count)])
+    )
+
+
+def test_a_file_above_the_threshold_is_imported_by_a_job_whose_result_is_the_report(
+    people: dict[str, Any], jobs_run_at_once: None, settings: Any
+) -> None:
+    response = as_user(people, "maggie").post(
+        dataset_url("support-trees", "import"), {"format": "potato", "file": items_file(5)}
+    )
+
+    assert response.status_code == 202, response.content
+    job = response.json()
+    assert response["Location"] == job["url"] == reverse("api:job", args=[job["id"]])
+    assert job["kind"] == "trees.import"
+    assert job["dataset"] == "support-trees"
+
+    polled = as_user(people, "maggie").get(job["url"]).json()
+    assert polled["state"] == "done"
+    assert polled["done"] == polled["total"] > 0
+    assert polled["attempts"] == 1
+    assert polled["problems"] == []
+    assert polled["message"] == "imported into support-trees: 5 trees created, 10 messages"
+    # What the synchronous import answers for the same file.
+    settings.BRANCHPOINT_JOB_THRESHOLD_BYTES = 10**9
+    synchronous = as_user(people, "root").post(
+        dataset_url("other-trees", "import"), {"format": "potato", "file": items_file(5)}
+    )
+    assert synchronous.status_code == 200
+    assert polled["result"] == synchronous.json() | {
+        "dataset": "support-trees",
+        "summary": "imported into support-trees: 5 trees created, 10 messages",
+    }
+    assert (
+        ConversationTree.objects.filter(dataset__name="support-trees", external_id__startswith="big-").count()
+        == 5
+    )
+
+
+def test_a_file_below_the_threshold_stays_synchronous(people: dict[str, Any], jobs_run_at_once: None) -> None:
+    response = as_user(people, "maggie").post(
+        dataset_url("support-trees", "import"), {"format": "potato", "file": items_file(1)}
+    )
+
+    assert response.status_code == 200
+    assert response.json()["trees_created"] == 1
+    assert not Job.objects.exists()
+
+
+def test_a_failing_import_job_keeps_nothing_and_lists_its_problems(
+    people: dict[str, Any], jobs_run_at_once: None
+) -> None:
+    items = [chain(f"ok-{n}", "Hi") for n in range(5)] + [{"id": "no-tree"}]
+    upload = SimpleUploadedFile("items.jsonl", jsonl(items))
+
+    response = as_user(people, "maggie").post(
+        dataset_url("support-trees", "import"), {"format": "potato", "file": upload}
+    )
+
+    job = as_user(people, "maggie").get(response.json()["url"]).json()
+    assert job["state"] == "failed"
+    assert job["message"] == "nothing imported into support-trees: 1 error in 6 items"
+    assert [(problem["line"], problem["path"]) for problem in job["problems"]] == [(6, "tree")]
+    assert job["problems"][0]["text"].startswith("line 6: tree: ")
+    assert job["result"]["committed"] is False
+    assert not ConversationTree.objects.filter(external_id__startswith="ok-").exists()
+
+
+def test_the_uploaded_file_is_removed_when_the_job_ends(
+    people: dict[str, Any], jobs_run_at_once: None, tmp_path: Any
+) -> None:
+    as_user(people, "maggie").post(
+        dataset_url("support-trees", "import"), {"format": "potato", "file": items_file(3)}
+    )
+
+    assert [path for path in (tmp_path / "jobs").rglob("*") if path.is_file()] == []
+
+
+# Who sees a job
+
+
+def test_a_job_is_seen_by_its_creator_its_datasets_managers_and_staff_only(
+    people: dict[str, Any], jobs_run_at_once: None
+) -> None:
+    url = (
+        as_user(people, "maggie")
+        .post(dataset_url("support-trees", "import"), {"format": "potato", "file": items_file(3)})
+        .json()["url"]
+    )
+    people["stan"] = person("stan", is_staff=True)
+
+    seen = {name: as_user(people, name).get(url).status_code for name in people}
+
+    assert seen == {"root": 200, "maggie": 200, "rita": 404, "alice": 404, "stan": 200}
+
+
+def test_a_projects_manager_sees_its_jobs(people: dict[str, Any], settings: Any) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(kind="annotations.import", task=trees_import_job, project_name="support")
+
+    seen = {name: as_user(people, name).get(reverse("api:job", args=[job.pk])).status_code for name in people}
+
+    assert seen == {"root": 200, "maggie": 200, "rita": 404, "alice": 404}
+
+
+def test_the_list_holds_the_callers_own_jobs_newest_first(people: dict[str, Any], settings: Any) -> None:
+    settings.TASKS = DUMMY
+    first = job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["maggie"])
+    second = job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["maggie"])
+    job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["root"])
+
+    listed = as_user(people, "maggie").get(reverse("api:jobs")).json()
+
+    assert [job["id"] for job in listed["results"]] == [second.pk, first.pk]
+
+
+# Cancel
+
+
+def test_cancelling_a_queued_job_cancels_it_and_it_never_runs(people: dict[str, Any], settings: Any) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(
+        kind="trees.import", task=trees_import_job, created_by=people["maggie"], dataset_name="support-trees"
+    )
+
+    response = as_user(people, "maggie").post(reverse("api:job-cancel", args=[job.pk]))
+
+    assert response.status_code == 200
+    assert response.json()["state"] == "cancelled"
+    trees_import_job.call(job.pk)  # the queue hands it out anyway
+    job.refresh_from_db()
+    assert (job.state, job.attempts) == ("cancelled", 0)
+
+
+def test_a_finished_job_stays_as_it_was_when_cancelled(
+    people: dict[str, Any], jobs_run_at_once: None
+) -> None:
+    url = (
+        as_user(people, "maggie")
+        .post(dataset_url("support-trees", "import"), {"format": "potato", "file": items_file(3)})
+        .json()["url"]
+    )
+
+    response = as_user(people, "maggie").post(url + "/cancel")
+
+    assert response.json()["state"] == "done"
+    assert ConversationTree.objects.filter(external_id__startswith="big-").count() == 3
+
+
+def test_others_cannot_cancel_a_job_they_cannot_see(people: dict[str, Any], settings: Any) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(
+        kind="trees.import", task=trees_import_job, created_by=people["maggie"], dataset_name="support-trees"
+    )
+
+    response = as_user(people, "alice").post(reverse("api:job-cancel", args=[job.pk]))
+
+    assert response.status_code == 404
+    job.refresh_from_db()
+    assert job.state == "queued"
+
+
+def test_the_job_endpoints_are_in_the_schema(people: dict[str, Any]) -> None:
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+
+    assert {"/api/v1/jobs", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/cancel"} <= set(paths)
+    assert "202" in paths["/api/v1/datasets/{name}/import"]["post"]["responses"]
