@@ -18,6 +18,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, QuerySet
@@ -35,10 +36,13 @@ from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, u
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export, get_export
+from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.imports.annotations import annotations_import
+from annotation.imports.tasks import ANNOTATIONS_IMPORT, annotations_import_job
 from annotation.models import Annotation
 from annotation.projects.selectors import project_visible_get
 from trees.downloads import file_download
+from trees.jobs.services import job_enqueue
 
 TAG = ["annotations"]
 
@@ -243,6 +247,11 @@ class ProjectImportApi(APIView):
         request={"multipart/form-data": RecordsFileInput, "application/json": RecordsItemsInput},
         responses={
             200: OpenApiResponse(AnnotationImportReportSerializer, description="Imported: the report."),
+            202: OpenApiResponse(
+                JobOutputSerializer,
+                description="A file above the job threshold: a job will import it (`Location`: the job; "
+                "its `result` is the report, its `problems` the report's errors).",
+            ),
             400: OpenApiResponse(
                 description="Nothing imported (or a bad request): `code` `import_failed` with every "
                 "problem in `errors` and the whole report in `report`."
@@ -251,13 +260,27 @@ class ProjectImportApi(APIView):
     )
     def post(self, request: Request, name: str) -> Response:
         """Import answers as ``import_annotations`` does (managers), all or nothing: a multipart
-        ``file`` or a JSON list of ``records``; problems are located by line or by record."""
+        ``file`` or a JSON list of ``records``; problems are located by line or by record. A file
+        larger than the job threshold is imported by a job: 202 with the job."""
         project = project_visible_get(user=request.user, name=name)
         if not permissions.can_import_annotations(request.user, project):
             raise PermissionDenied("only the project's managers may import answers")
         is_file = request.content_type.startswith("multipart/")
         serializer = (RecordsFileInput if is_file else RecordsItemsInput)(data=request.data)
         serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data.get("file")
+        if upload is not None and upload.size > settings.BRANCHPOINT_JOB_THRESHOLD_BYTES:
+            upload.seek(0)
+            job = job_enqueue(
+                kind=ANNOTATIONS_IMPORT,
+                task=annotations_import_job,
+                created_by=request.user,
+                via="api",
+                project_name=project.name,
+                source=upload.file,
+                total=upload.size,
+            )
+            return job_accepted(job)
         source, from_items = upload_source(serializer.validated_data, "records")
         report = annotations_import(project=project, source=source)
         return import_answer(report, "records", from_items)

@@ -20,9 +20,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
 
+from annotation.projects.services import membership_add, project_create
 from tests.annotation.annotator_items import person
 from tests.api.test_datasets import as_user, chain, dataset_url, jsonl
 from tests.api.test_datasets import people as people
+from tests.api.test_exports import CONFIG, download, import_url
+from tests.api.test_exports import judged as judged
 from trees.jobs.models import Job
 from trees.jobs.services import job_enqueue
 from trees.models import ConversationTree
@@ -210,3 +213,22 @@ def test_the_job_endpoints_are_in_the_schema(people: dict[str, Any]) -> None:
 
     assert {"/api/v1/jobs", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/cancel"} <= set(paths)
     assert "202" in paths["/api/v1/datasets/{name}/import"]["post"]["responses"]
+
+
+def test_a_records_file_above_the_threshold_is_imported_into_the_project_by_a_job(
+    judged: dict[str, Any], jobs_run_at_once: None
+) -> None:
+    maggie = judged["clients"]["maggie"]
+    copy = project_create(name="copy", dataset=judged["project"].dataset, config_yaml=CONFIG)
+    membership_add(project=copy, user=judged["people"]["maggie"], role="manager")
+    exported = download(maggie, "support", format="potato")[1]
+    assert len(exported) > 300
+
+    response = maggie.post(import_url("copy"), {"file": SimpleUploadedFile("answers.jsonl", exported)})
+
+    assert response.status_code == 202, response.content
+    job = maggie.get(response["Location"]).json()
+    assert (job["kind"], job["project"], job["state"]) == ("annotations.import", "copy", "done")
+    assert job["result"]["annotations"] == 4
+    assert job["result"]["committed"] is True
+    assert download(maggie, "copy", format="potato")[1] == exported

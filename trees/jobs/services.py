@@ -312,12 +312,10 @@ def jobs_reap(*, now: Any = None) -> int:
 def _task_lost(job: Job) -> None:
     """Mark the database backend's row of the dead run failed, so its own admin does not show
     it running for ever (RQ keeps its own registries of lost jobs)."""
-    from django.apps import apps
-
-    if not job.task_id or not apps.is_installed("django_tasks_db"):
-        return
+    from django_tasks_db.backend import DatabaseBackend
     from django_tasks_db.models import DBTaskResult
 
-    DBTaskResult.objects.filter(id=job.task_id, status="RUNNING").update(
-        status="FAILED", finished_at=timezone.now()
-    )
+    if job.task_id and isinstance(import_string(job.task_path).get_backend(), DatabaseBackend):
+        DBTaskResult.objects.filter(id=job.task_id, status="RUNNING").update(
+            status="FAILED", finished_at=timezone.now()
+        )
