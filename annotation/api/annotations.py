@@ -33,10 +33,10 @@ from rest_framework.views import APIView
 
 from annotation import permissions
 from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
+from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export, get_export
-from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.imports.annotations import annotations_import
 from annotation.imports.tasks import ANNOTATIONS_IMPORT, annotations_import_job
 from annotation.models import Annotation

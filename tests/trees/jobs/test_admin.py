@@ -1,0 +1,116 @@
+"""The admin and jobs: an upload above the threshold becomes a job; the jobs page lists them
+with their progress, and cancels them (a row's button, or the action on the selected ones).
+
+Small uploads stay synchronous (tests/trees/test_admin.py). The jobs here run with
+django-tasks' immediate backend, or wait in the dummy one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.messages import get_messages
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from tests.factories import StaffFactory
+from tests.trees.test_admin import IMPORT_URL, import_form, saved
+from trees.jobs.models import Job
+from trees.jobs.services import job_enqueue
+from trees.models import ConversationTree
+from trees.tasks import trees_import_job
+
+pytestmark = pytest.mark.django_db
+
+JOBS = reverse("admin:jobs_job_changelist")
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+DUMMY = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+
+
+@pytest.fixture
+def as_admin(client: Client, settings: Any, tmp_path: Any) -> Client:
+    settings.BRANCHPOINT_JOB_THRESHOLD_BYTES = 300
+    settings.BRANCHPOINT_JOB_DIR = str(tmp_path / "jobs")
+    client.force_login(saved(StaffFactory(username="root", is_superuser=True)))
+    return client
+
+
+def potato_file(count: int) -> SimpleUploadedFile:
+    lines = "".join(
+        json.dumps({"id": f"t-{n}", "tree": {"id": "0", "role": "user", "content": f"Hi {n}"}}) + "\n"
+        for n in range(count)
+    )
+    return SimpleUploadedFile("trees.jsonl", lines.encode(), content_type="application/octet-stream")
+
+
+def test_an_upload_above_the_threshold_is_imported_by_a_job_and_the_jobs_page_follows_it(
+    as_admin: Client, settings: Any
+) -> None:
+    settings.TASKS = IMMEDIATE
+
+    response = as_admin.post(
+        IMPORT_URL, import_form(new_dataset="big", file=potato_file(10), format_name="potato")
+    )
+
+    job = Job.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == JOBS
+    assert [str(message) for message in get_messages(response.wsgi_request)] == [
+        f"Job {job.pk} imports the file: its progress is below."
+    ]
+    assert (job.state, job.dataset_name, job.via) == ("done", "big", "admin")
+    assert ConversationTree.objects.filter(dataset__name="big").count() == 10
+    page = as_admin.get(JOBS).content.decode()
+    assert f'data-job-url="{reverse("api:job", args=[job.pk])}"' in page
+    assert "imported into big: 10 trees created, 10 messages" in page
+
+
+def test_a_failed_job_keeps_no_new_dataset_and_its_page_lists_the_problems(
+    as_admin: Client, settings: Any
+) -> None:
+    settings.TASKS = IMMEDIATE
+    bad = SimpleUploadedFile("bad.jsonl", potato_file(10).read() + b'{"id": "no-tree"}\n')
+
+    as_admin.post(IMPORT_URL, import_form(new_dataset="doomed", file=bad, format_name="potato"))
+
+    job = Job.objects.get()
+    assert job.state == "failed"
+    assert not ConversationTree.objects.filter(dataset__name="doomed").exists()
+    detail = as_admin.get(reverse("admin:jobs_job_change", args=[job.pk])).content.decode()
+    assert "line 11: tree: " in detail
+
+
+def test_a_rows_cancel_button_cancels_a_waiting_job(as_admin: Client, settings: Any) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(kind="trees.import", task=trees_import_job, dataset_name="later")
+    page = as_admin.get(JOBS).content.decode()
+    cancel = reverse("admin:jobs_job_cancel", args=[job.pk])
+    assert f'formaction="{cancel}"' in page
+
+    response = as_admin.post(cancel)
+
+    job.refresh_from_db()
+    assert response["Location"] == JOBS
+    assert job.state == "cancelled"
+    assert 'formaction="' not in as_admin.get(JOBS).content.decode()
+
+
+def test_the_cancel_action_cancels_the_selected_jobs(as_admin: Client, settings: Any) -> None:
+    settings.TASKS = DUMMY
+    jobs = [job_enqueue(kind="trees.import", task=trees_import_job) for _ in range(2)]
+
+    as_admin.post(JOBS, {"action": "cancel_selected", "_selected_action": [job.pk for job in jobs]})
+
+    assert sorted(Job.objects.values_list("state", flat=True)) == ["cancelled", "cancelled"]
+
+
+def test_cancel_takes_a_post_only(as_admin: Client, settings: Any) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(kind="trees.import", task=trees_import_job)
+
+    assert as_admin.get(reverse("admin:jobs_job_cancel", args=[job.pk])).status_code == 405
+    job.refresh_from_db()
+    assert job.state == "queued"
