@@ -29,6 +29,7 @@ BODYLESS_WRITES = {
     "collect_trees_resume",
     "collect_deletions_undo",
     "rubrics_evaluate",
+    "jobs_cancel",
 }
 
 
