@@ -3,6 +3,7 @@
     GET  annotations              ?project=&tree=&user=&scheme=&status=&source=&updated_since=
     GET  annotations/{id}
     GET  projects/{name}/export   ?format=potato|pairs|sft|ccpe|ccpe-hf&status=&user=&reference=   (streamed)
+    POST projects/{name}/export-jobs   the same options as a JSON body: a job writes the file (202)
     POST projects/{name}/import   records as ``export --format potato`` writes them
 
 Annotators read their own answers; managers and reviewers everyone's in their
@@ -37,6 +38,7 @@ from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export, get_export
+from annotation.exports.tasks import ANNOTATIONS_EXPORT, annotations_export_job
 from annotation.imports.annotations import annotations_import
 from annotation.imports.tasks import ANNOTATIONS_IMPORT, annotations_import_job
 from annotation.models import Annotation
@@ -208,6 +210,40 @@ class ProjectExportApi(APIView):
         )
         kind = get_export(format_name).FILE
         return file_download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")
+
+
+class ProjectExportJobApi(APIView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="projects_export_jobs_create",
+        request=ExportInput,
+        responses={202: OpenApiResponse(JobOutputSerializer, description="The export's job (`Location`).")},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        """Export the project's answers to a file, in a job (managers and reviewers): the same
+        options and file as ``GET export``; when the job is done its ``file_url`` downloads it."""
+        project = project_visible_get(user=request.user, name=name)
+        if not permissions.can_export(request.user, project):
+            raise PermissionDenied("exports are for the project's managers and reviewers")
+        options = ExportInput(data=request.data)
+        options.is_valid(raise_exception=True)
+        data = options.validated_data
+        user = data.get("user")
+        job = job_enqueue(
+            kind=ANNOTATIONS_EXPORT,
+            task=annotations_export_job,
+            created_by=request.user,
+            via="api",
+            project_name=project.name,
+            params={
+                "format": data["format"],
+                "status": data["status"],
+                "reference": data["reference"],
+                "user_id": user.pk if user is not None else None,
+            },
+            unit="lines",
+        )
+        return job_accepted(job)
 
 
 class RecordsFileInput(serializers.Serializer):

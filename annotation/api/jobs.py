@@ -3,6 +3,7 @@
     GET  jobs                 the caller's jobs, newest first
     GET  jobs/{id}            one job: state, progress (done of total, rate), problems, result
     POST jobs/{id}/cancel     cancel it (a queued job at once, a running one at its next check)
+    GET  jobs/{id}/file       the file a done export job wrote, until it expires (410 after)
 
 An import above ``BRANCHPOINT_JOB_THRESHOLD_BYTES`` answers ``202 Accepted`` with the job
 (``job_accepted``) and ``Location: /api/v1/jobs/{id}``. A job is visible to its creator,
@@ -11,10 +12,12 @@ to whoever manages its project or may import into its dataset, and to staff; oth
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from django.http import Http404
+from django.http import FileResponse, Http404
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -22,10 +25,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import permissions
+from annotation.api.files import AnyAccept
 from annotation.api.pagination import PagePagination
 from annotation.models import Project
 from trees.jobs.models import Job
-from trees.jobs.services import job_cancel
+from trees.jobs.services import job_cancel, job_file_available
 from trees.models import Dataset
 
 TAG = ["jobs"]
@@ -54,8 +58,14 @@ class JobOutputSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
 
+    file_url = serializers.SerializerMethodField(help_text="The file a done export made, while it is kept.")
+    file_expires_at = serializers.DateTimeField(source="result_expires_at", allow_null=True)
+
     def get_url(self, job: Job) -> str:
         return reverse("api:job", args=[job.pk])
+
+    def get_file_url(self, job: Job) -> str | None:
+        return reverse("api:job-file", args=[job.pk]) if job_file_available(job) else None
 
 
 def job_accepted(job: Job) -> Response:
@@ -116,3 +126,38 @@ class JobCancelApi(APIView):
         and keeps nothing (`cancel_requested` is true until then). A finished job is unchanged."""
         job = job_cancel(job_visible_get(user=request.user, job_id=job_id))
         return Response(JobOutputSerializer(job).data)
+
+
+class JobFileApi(APIView):
+    content_negotiation_class = AnyAccept
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="jobs_file",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The file, in its format's media type, as an attachment."
+            ),
+            410: OpenApiResponse(
+                description="The file expired (`BRANCHPOINT_JOB_FILE_DAYS`) or was never made."
+            ),
+        },
+    )
+    def get(self, request: Request, job_id: int) -> FileResponse | Response:
+        """The file a done export job wrote, until it expires."""
+        job = job_visible_get(user=request.user, job_id=job_id)
+        if not job_file_available(job) or not Path(job.result_file).is_file():
+            return Response(
+                {
+                    "code": "gone",
+                    "message": f"job {job.pk} has no file to download (it expired, or the job made none)",
+                },
+                status=status.HTTP_410_GONE,
+            )
+        result = job.result or {}
+        return FileResponse(
+            open(job.result_file, "rb"),
+            as_attachment=True,
+            filename=result.get("file_name", Path(job.result_file).name),
+            content_type=result.get("media_type", "application/octet-stream"),
+        )

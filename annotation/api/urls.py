@@ -65,10 +65,12 @@ urlpatterns = [
     path(f"{WEBHOOK}/deliveries", webhooks.DeliveriesApi.as_view(), name="webhook-deliveries"),
     path(f"{PROJECT}/export", annotations.ProjectExportApi.as_view(), name="project-export"),
     path(f"{PROJECT}/import", annotations.ProjectImportApi.as_view(), name="project-import"),
+    path(f"{PROJECT}/export-jobs", annotations.ProjectExportJobApi.as_view(), name="project-export-jobs"),
     path("annotations", annotations.AnnotationsApi.as_view(), name="annotations"),
     path("jobs", jobs.JobsApi.as_view(), name="jobs"),
     path(f"jobs/<{converters.DBID}:job_id>", jobs.JobDetailApi.as_view(), name="job"),
     path(f"jobs/<{converters.DBID}:job_id>/cancel", jobs.JobCancelApi.as_view(), name="job-cancel"),
+    path(f"jobs/<{converters.DBID}:job_id>/file", jobs.JobFileApi.as_view(), name="job-file"),
     path(
         f"annotations/<{converters.DBID}:annotation_id>",
         annotations.AnnotationDetailApi.as_view(),

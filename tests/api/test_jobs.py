@@ -13,11 +13,13 @@ tests/trees/jobs/test_worker.py runs them in real worker processes.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
 from annotation.projects.services import membership_add, project_create
@@ -27,7 +29,7 @@ from tests.api.test_datasets import people as people
 from tests.api.test_exports import CONFIG, download, import_url
 from tests.api.test_exports import judged as judged
 from trees.jobs.models import Job
-from trees.jobs.services import job_enqueue
+from trees.jobs.services import job_enqueue, job_files_expire
 from trees.models import ConversationTree
 from trees.tasks import trees_import_job
 
@@ -232,3 +234,54 @@ def test_a_records_file_above_the_threshold_is_imported_into_the_project_by_a_jo
     assert job["result"]["annotations"] == 4
     assert job["result"]["committed"] is True
     assert download(maggie, "copy", format="potato")[1] == exported
+
+
+# Exports to a file
+
+
+def test_an_export_job_writes_the_file_the_streamed_export_gives_until_it_expires(
+    judged: dict[str, Any], jobs_run_at_once: None, settings: Any
+) -> None:
+    maggie = judged["clients"]["maggie"]
+    url = reverse("api:project-export-jobs", kwargs={"name": "support"})
+
+    response = maggie.post(url, data={"format": "potato", "status": "all"}, content_type="application/json")
+
+    assert response.status_code == 202, response.content
+    job = maggie.get(response["Location"]).json()
+    assert (job["kind"], job["state"], job["unit"]) == ("annotations.export", "done", "lines")
+    assert job["file_url"] == reverse("api:job-file", args=[job["id"]])
+    downloaded = maggie.get(job["file_url"])
+    assert downloaded["Content-Disposition"] == 'attachment; filename="support.potato.jsonl"'
+    assert (
+        b"".join(downloaded.streaming_content)
+        == download(maggie, "support", format="potato", status="all")[1]
+    )
+
+    later = timezone.now() + timedelta(days=settings.BRANCHPOINT_JOB_FILE_DAYS, seconds=1)
+    assert job_files_expire(now=later) == 1
+    assert maggie.get(response["Location"]).json()["file_url"] is None
+    gone = maggie.get(job["file_url"])
+    assert gone.status_code == 410
+    assert gone.json()["code"] == "gone"
+
+
+def test_export_jobs_are_for_managers_and_reviewers(judged: dict[str, Any], jobs_run_at_once: None) -> None:
+    url = reverse("api:project-export-jobs", kwargs={"name": "support"})
+
+    response = judged["clients"]["alice"].post(
+        url, data={"format": "potato"}, content_type="application/json"
+    )
+
+    assert response.status_code == 403
+    assert not Job.objects.exists()
+
+
+def test_an_export_jobs_file_is_not_for_others(judged: dict[str, Any], jobs_run_at_once: None) -> None:
+    url = reverse("api:project-export-jobs", kwargs={"name": "support"})
+    job = (
+        judged["clients"]["rita"].post(url, data={"format": "potato"}, content_type="application/json").json()
+    )
+
+    assert judged["clients"]["alice"].get(reverse("api:job-file", args=[job["id"]])).status_code == 404
+    assert judged["clients"]["maggie"].get(reverse("api:job-file", args=[job["id"]])).status_code == 200

@@ -56,10 +56,19 @@ class Outcome:
     result: dict[str, Any]
     message: str = ""
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # A file the job made (``job_result_path``), downloadable until BRANCHPOINT_JOB_FILE_DAYS pass.
+    file: str = ""
 
 
 def job_files_dir(job: Job) -> Path:
     return Path(settings.BRANCHPOINT_JOB_DIR) / str(job.pk)
+
+
+def job_result_path(job: Job, name: str) -> Path:
+    """Where the job's result file called ``name`` goes (its folder made)."""
+    folder = job_files_dir(job)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
 
 
 def job_enqueue(
@@ -258,6 +267,9 @@ def _finish(run: JobRun, outcome: Outcome) -> None:
     job.done = max(run.job.done, job.done)
     job.total = max(run.job.total, job.total, job.done)
     job.finished_at = job.heartbeat_at = now
+    if outcome.file:
+        job.result_file = outcome.file
+        job.result_expires_at = now + timedelta(days=settings.BRANCHPOINT_JOB_FILE_DAYS)
     job.save()
 
 
@@ -307,6 +319,23 @@ def jobs_reap(*, now: Any = None) -> int:
             # SQLite: a running job holds the one write lock, so it is alive; try again later.
             logger.info("job %s: not reaped now (%s)", job.pk, error)
     return reaped
+
+
+def job_files_expire(*, now: Any = None) -> int:
+    """Remove the result files whose time is up (``BRANCHPOINT_JOB_FILE_DAYS``); returns how many."""
+    now = now or timezone.now()
+    expired = Job.objects.filter(result_expires_at__lt=now).exclude(result_file="")
+    count = 0
+    for job in expired:
+        Path(job.result_file).unlink(missing_ok=True)
+        count += Job.objects.filter(pk=job.pk).update(result_file="")
+    return count
+
+
+def job_file_available(job: Job) -> bool:
+    return (
+        bool(job.result_file) and job.result_expires_at is not None and job.result_expires_at > timezone.now()
+    )
 
 
 def _task_lost(job: Job) -> None:

@@ -15,11 +15,12 @@ from django.core.management.base import CommandParser
 from django.db import connections
 
 from trees.audit import TextCommand
-from trees.jobs.services import jobs_reap
+from trees.jobs.services import job_files_expire, jobs_reap
 
 
 class Reaper(threading.Thread):
-    """Reaps every ``every`` seconds until stopped, on its own connection."""
+    """Reaps every ``every`` seconds until stopped, on its own connection, and removes the
+    result files whose time is up."""
 
     def __init__(self, every: float):
         super().__init__(name="jobs-reaper", daemon=True)
@@ -30,6 +31,7 @@ class Reaper(threading.Thread):
         while not self.stopped.wait(self.every):
             try:
                 jobs_reap()
+                job_files_expire()
             finally:
                 connections.close_all()
 
