@@ -365,6 +365,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MembershipRoleEnum": "annotation.models.Membership.Role",
         "MessageRoleEnum": "trees.vocabulary.ROLES",
+        "AnnotationExportFormatEnum": "annotation.exports.EXPORTS",
+        "TreeFormatEnum": "trees.formats.FORMATS",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

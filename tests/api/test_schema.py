@@ -30,6 +30,8 @@ BODYLESS_WRITES = {
     "collect_deletions_undo",
     "rubrics_evaluate",
     "jobs_cancel",
+    "rubrics_evaluate_jobs_create",
+    "projects_agreement_jobs_create",
 }
 
 
