@@ -15,6 +15,7 @@ write waits on that same lock, so it cannot reap a job that is still running.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import threading
@@ -105,7 +106,15 @@ def job_enqueue(
             shutil.copyfileobj(source, out, 1024 * 1024)
         job.source = str(path)
         job.save(update_fields=["source"])
-    _task_enqueue(job)
+    try:
+        _task_enqueue(job)
+    except Exception as error:
+        # The queue is unreachable (Redis down, say): the job says so rather than wait for ever.
+        logger.exception("job %s could not be queued", job.pk)
+        Job.objects.filter(pk=job.pk, state=State.QUEUED).update(
+            state=State.FAILED, finished_at=timezone.now(), message=f"could not be queued: {error}"
+        )
+        _source_remove(job)
     job.refresh_from_db()
     return job
 
@@ -284,7 +293,10 @@ def _end(run: JobRun, *, state: str, message: str) -> None:
 
 def _source_remove(job: Job) -> None:
     if job.source:
-        Path(job.source).unlink(missing_ok=True)
+        source = Path(job.source)
+        source.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the folder holds a result file too
+            source.parent.rmdir()
 
 
 def jobs_reap(*, now: Any = None) -> int:

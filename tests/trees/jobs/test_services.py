@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import io
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -168,3 +169,15 @@ def test_the_rate_is_units_per_second_of_the_run(job: Job) -> None:
     job.started_at, job.finished_at, job.done = start, start + timedelta(seconds=4), 1000
 
     assert job.rate == 250
+
+
+def test_a_job_the_queue_cannot_take_fails_saying_why(settings: Any, tmp_path: Any) -> None:
+    settings.RQ_QUEUES = {"default": {"URL": "redis://127.0.0.1:1/0"}}
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    settings.BRANCHPOINT_JOB_DIR = str(tmp_path)
+
+    job = job_enqueue(kind="trees.import", task=trees_import_job, source=io.BytesIO(b"{}"))
+
+    assert job.state == "failed"
+    assert job.message.startswith("could not be queued: ")
+    assert list(tmp_path.iterdir()) == []
