@@ -285,3 +285,24 @@ def test_an_export_jobs_file_is_not_for_others(judged: dict[str, Any], jobs_run_
 
     assert judged["clients"]["alice"].get(reverse("api:job-file", args=[job["id"]])).status_code == 404
     assert judged["clients"]["maggie"].get(reverse("api:job-file", args=[job["id"]])).status_code == 200
+
+
+def test_the_list_and_a_job_cost_the_same_queries_for_few_jobs_or_many(
+    people: dict[str, Any], settings: Any, django_assert_max_num_queries: Any
+) -> None:
+    settings.TASKS = DUMMY
+    maggie = as_user(people, "maggie")
+    job = job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["maggie"])
+    with django_assert_max_num_queries(10) as few:
+        maggie.get(reverse("api:jobs"))
+    with django_assert_max_num_queries(10) as one:
+        maggie.get(reverse("api:job", args=[job.pk]))
+    for _ in range(5):
+        job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["maggie"])
+
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        listed = maggie.get(reverse("api:jobs")).json()
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        maggie.get(reverse("api:job", args=[job.pk]))
+
+    assert listed["count"] == 6

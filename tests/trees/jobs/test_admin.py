@@ -114,3 +114,19 @@ def test_cancel_takes_a_post_only(as_admin: Client, settings: Any) -> None:
     assert as_admin.get(reverse("admin:jobs_job_cancel", args=[job.pk])).status_code == 405
     job.refresh_from_db()
     assert job.state == "queued"
+
+
+def test_the_jobs_page_costs_the_same_queries_for_few_jobs_or_many(
+    as_admin: Client, settings: Any, django_assert_max_num_queries: Any
+) -> None:
+    settings.TASKS = DUMMY
+    job_enqueue(kind="trees.import", task=trees_import_job)
+    with django_assert_max_num_queries(12) as few:
+        as_admin.get(JOBS)
+    for _ in range(10):
+        job_enqueue(kind="trees.import", task=trees_import_job)
+
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        page = as_admin.get(JOBS)
+
+    assert page.content.decode().count('class="job-progress"') == 11
