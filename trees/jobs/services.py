@@ -154,10 +154,15 @@ class JobRun:
         return self.job.source
 
     def progress(self, done: int, total: int | None = None) -> None:
-        """Record how far the work is (written by the heartbeat), and stop it if cancelled."""
+        """Record how far the work is, and stop it if cancelled. Inside the work's transaction
+        the heartbeat writes it; work that commits as it goes (``atomic=False``) writes it here."""
         self.job.done = done
         if total is not None:
             self.job.total = total
+        if not connection.in_atomic_block and timezone.now().timestamp() - self._checked_at >= BEAT_SECONDS:
+            Job.objects.filter(pk=self.job.pk, state=State.RUNNING, attempts=self.attempt).update(
+                done=self.job.done, total=self.job.total, heartbeat_at=timezone.now()
+            )
         self.check_cancelled()
 
     def check_cancelled(self, *, every: float = BEAT_SECONDS) -> None:
@@ -229,12 +234,16 @@ def _claim(job_id: int) -> JobRun | None:
     return JobRun(job)
 
 
-def job_execute(job_id: int, work: Callable[[JobRun], Outcome]) -> None:
+def job_execute(job_id: int, work: Callable[[JobRun], Outcome], *, atomic: bool = True) -> None:
     """Run ``work`` for the job as one transaction with its finish (what task functions call).
 
     Problems the work reports (bad items, say) fail the job with them, nothing kept; an
     exception fails it with its reason; a cancel rolls back and says so. A run that lost its
     job to the reaper commits nothing and leaves the job to the run that has it.
+
+    ``atomic=False`` is for work made of steps that each commit and that a second run skips
+    once done (retrying trees' scoring, one tree at a time): a run that dies is resumed by the
+    next, and a cancel stops it between steps, keeping those already done.
     """
     run = _claim(job_id)
     if run is None:
@@ -242,14 +251,17 @@ def job_execute(job_id: int, work: Callable[[JobRun], Outcome]) -> None:
     job = run.job
     run.beat_start()
     try:
-        with transaction.atomic():
+        # Atomic: the finish commits with the work. Otherwise the steps have committed already.
+        with transaction.atomic() if atomic else contextlib.nullcontext():
             with audit_context(actor=job.created_by, via=job.via or "system", name=f"job {job.pk}"):
                 outcome = work(run)
             run.beat_stop()
-            _finish(run, outcome)
+            with transaction.atomic():
+                _finish(run, outcome)
         _source_remove(job)
     except JobCancelled:
-        _end(run, state=State.CANCELLED, message="cancelled; nothing was kept")
+        kept = "nothing was kept" if atomic else "the steps done before are kept"
+        _end(run, state=State.CANCELLED, message=f"cancelled; {kept}")
     except JobLost:
         logger.warning("job %s: attempt %s lost the job to another run", job.pk, run.attempt)
     except Exception as error:

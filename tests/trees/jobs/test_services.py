@@ -95,6 +95,21 @@ def test_a_running_job_cancelled_stops_at_its_next_check_and_keeps_nothing(job: 
     assert not Dataset.objects.filter(name="made").exists()
 
 
+def test_work_that_commits_as_it_goes_keeps_its_steps_when_cancelled(job: Job) -> None:
+    def work(run: JobRun) -> Outcome:
+        Dataset.objects.create(name="step-1")
+        job_cancel(Job.objects.get(pk=job.pk))
+        run.progress(1, 2)
+        Dataset.objects.create(name="step-2")
+        return Outcome(ok=True, result={})
+
+    job_execute(job.pk, work, atomic=False)
+
+    job.refresh_from_db()
+    assert (job.state, job.message) == ("cancelled", "cancelled; the steps done before are kept")
+    assert list(Dataset.objects.values_list("name", flat=True)) == ["step-1"]
+
+
 def reaped_elsewhere(now: Any) -> int:
     """The reaper of another worker process: a connection of its own."""
     with ThreadPoolExecutor(1) as pool:
