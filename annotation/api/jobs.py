@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.db import OperationalError
 from django.http import FileResponse, Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -119,12 +120,27 @@ class JobCancelApi(APIView):
         tags=TAG,
         operation_id="jobs_cancel",
         request=None,
-        responses={200: OpenApiResponse(JobOutputSerializer, description="The job, cancelled or to be.")},
+        responses={
+            200: OpenApiResponse(JobOutputSerializer, description="The job, cancelled or to be."),
+            409: OpenApiResponse(description="`job_busy`: on SQLite, a running job holds the database."),
+        },
     )
     def post(self, request: Request, job_id: int) -> Response:
         """Cancel the job: a queued one is cancelled now; a running one stops at its next check
         and keeps nothing (`cancel_requested` is true until then). A finished job is unchanged."""
-        job = job_cancel(job_visible_get(user=request.user, job_id=job_id))
+        job = job_visible_get(user=request.user, job_id=job_id)
+        try:
+            job = job_cancel(job)
+        except OperationalError:
+            # SQLite: the running job holds the database's one write lock until it ends.
+            return Response(
+                {
+                    "code": "job_busy",
+                    "message": f"job {job.pk} holds the database while it runs (SQLite): "
+                    "it cannot be cancelled until it ends",
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
         return Response(JobOutputSerializer(job).data)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import OperationalError
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
@@ -306,3 +307,22 @@ def test_the_list_and_a_job_cost_the_same_queries_for_few_jobs_or_many(
         maggie.get(reverse("api:job", args=[job.pk]))
 
     assert listed["count"] == 6
+
+
+def test_a_cancel_the_database_cannot_take_now_is_a_409_saying_why(
+    people: dict[str, Any], settings: Any, monkeypatch: Any
+) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(kind="trees.import", task=trees_import_job, created_by=people["maggie"])
+
+    def locked(job: Job) -> Job:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr("annotation.api.jobs.job_cancel", locked)
+    response = as_user(people, "maggie").post(reverse("api:job-cancel", args=[job.pk]))
+
+    assert response.status_code == 409
+    assert response.json() == {
+        "code": "job_busy",
+        "message": f"job {job.pk} holds the database while it runs (SQLite): it cannot be cancelled until it ends",
+    }
