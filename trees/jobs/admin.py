@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import OperationalError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -130,8 +131,15 @@ class JobAdmin(admin.ModelAdmin):
     def cancel_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        job = job_cancel(get_object_or_404(Job, pk=job_id))
-        messages.success(
-            request, f"Job {job.pk}: {job.get_state_display() if job.finished else 'asked to cancel'}."
-        )
+        job = get_object_or_404(Job, pk=job_id)
+        try:
+            job = job_cancel(job)
+        except OperationalError:
+            # SQLite: the running job holds the database's one write lock until it ends.
+            messages.error(
+                request, f"Job {job.pk} holds the database while it runs: it cannot be cancelled yet."
+            )
+        else:
+            done = job.get_state_display() if job.finished else "asked to cancel"
+            messages.success(request, f"Job {job.pk}: {done}.")
         return HttpResponseRedirect(reverse("admin:jobs_job_changelist"))
