@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import OperationalError
 from django.test import Client
 from django.urls import reverse
 
@@ -130,3 +131,20 @@ def test_the_jobs_page_costs_the_same_queries_for_few_jobs_or_many(
         page = as_admin.get(JOBS)
 
     assert page.content.decode().count('class="job-progress"') == 11
+
+
+def test_a_cancel_the_database_cannot_take_yet_says_so(
+    as_admin: Client, settings: Any, monkeypatch: Any
+) -> None:
+    settings.TASKS = DUMMY
+    job = job_enqueue(kind="trees.import", task=trees_import_job)
+
+    def locked(job: Job) -> Job:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr("trees.jobs.admin.job_cancel", locked)
+    response = as_admin.post(reverse("admin:jobs_job_cancel", args=[job.pk]))
+
+    assert [str(message) for message in get_messages(response.wsgi_request)] == [
+        f"Job {job.pk} holds the database while it runs: it cannot be cancelled yet."
+    ]
