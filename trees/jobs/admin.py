@@ -19,7 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from trees.jobs.models import Job
-from trees.jobs.services import job_cancel
+from trees.jobs.services import job_cancel, job_file_available
 
 SHOWN_PROBLEMS = 5
 
@@ -79,12 +79,21 @@ class JobAdmin(admin.ModelAdmin):
     def outcome(self, job: Job) -> str:
         problems = len(job.problems or [])
         more = f" ({problems:,} problem{'s' if problems != 1 else ''})" if problems else ""
+        # An export's file, through the API (staff see every job), while it is kept.
+        download = (
+            format_html(
+                ' <a class="job-file" href="{}">download the file</a>', reverse("api:job-file", args=[job.pk])
+            )
+            if job_file_available(job)
+            else ""
+        )
         return format_html(
-            '<a class="job-message" data-job-id="{}" href="{}">{}</a>{}',
+            '<a class="job-message" data-job-id="{}" href="{}">{}</a>{}{}',
             job.pk,
             reverse("admin:jobs_job_change", args=[job.pk]),
             job.message or "details",
             more,
+            download,
         )
 
     @admin.display(description="cancel")

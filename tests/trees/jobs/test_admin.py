@@ -8,6 +8,7 @@ django-tasks' immediate backend, or wait in the dummy one.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from tests.factories import StaffFactory
 from tests.trees.test_admin import IMPORT_URL, import_form, saved
@@ -148,3 +150,23 @@ def test_a_cancel_the_database_cannot_take_yet_says_so(
     assert [str(message) for message in get_messages(response.wsgi_request)] == [
         f"Job {job.pk} holds the database while it runs: it cannot be cancelled yet."
     ]
+
+
+def test_a_done_exports_row_links_its_file_while_it_is_kept(as_admin: Client, tmp_path: Any) -> None:
+    made = tmp_path / "alpha.potato.jsonl"
+    made.write_text("{}\n")
+    job = Job.objects.create(
+        kind="annotations.export",
+        task_path=trees_import_job.module_path,
+        state="done",
+        message="exported alpha as potato",
+        result={"file_name": made.name, "media_type": "application/jsonl"},
+        result_file=str(made),
+        result_expires_at=timezone.now() + timedelta(days=1),
+    )
+    link = f'<a class="job-file" href="{reverse("api:job-file", args=[job.pk])}">download the file</a>'
+
+    assert link in as_admin.get(JOBS).content.decode()
+    assert b"".join(as_admin.get(reverse("api:job-file", args=[job.pk])).streaming_content) == b"{}\n"
+    Job.objects.filter(pk=job.pk).update(result_expires_at=timezone.now() - timedelta(seconds=1))
+    assert link not in as_admin.get(JOBS).content.decode()
