@@ -42,8 +42,31 @@ class JobAdmin(admin.ModelAdmin):
     search_fields = ("dataset_name", "project_name", "created_by__username")
     list_select_related = ("created_by",)
     actions = ["cancel_selected"]
-    readonly_fields = [field.name for field in Job._meta.fields] + ["progress", "problems_listed"]
-    exclude = ("problems",)
+    # A job's page: what it came to first, then what it was asked and how it ran.
+    fields = (
+        "kind",
+        "progress",
+        "message",
+        "problems_listed",
+        "result",
+        "result_file",
+        "result_expires_at",
+        "dataset_name",
+        "project_name",
+        "created_by",
+        "via",
+        "params",
+        "attempts",
+        "cancel_requested",
+        "created_at",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+        "task_path",
+        "task_id",
+        "source",
+    )
+    readonly_fields = fields
 
     class Media:
         js = [forms.Script("jobs/job_progress.js", type="module")]

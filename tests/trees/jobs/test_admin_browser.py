@@ -94,3 +94,11 @@ def test_an_admin_watches_an_imports_progress_bar_reach_done(
     page.set_viewport_size({"width": 390, "height": 900})
     page.screenshot(path=str(ARTIFACTS / "jobs-admin-done-390.png"), full_page=True)
     axe_clean(page)
+
+    # The job's own page (the admin's own view page): the whole result.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    row.locator(".job-message").click()
+    expect(page.locator(".field-message")).to_contain_text("imported into watched: 50 trees created")
+    page.screenshot(path=str(ARTIFACTS / "jobs-admin-detail-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.screenshot(path=str(ARTIFACTS / "jobs-admin-detail-390.png"), full_page=True)
