@@ -15,11 +15,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## Migrate, load the demo project and serve it on SQLite at http://127.0.0.1:8000
+## Migrate, load the demo project and serve it on SQLite at http://127.0.0.1:8000, with a jobs
+## worker beside the server (imports above the job threshold, ...), stopped with it
+RUN_ADDRESS ?= 127.0.0.1:8000
 run: install local-env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py jobs_worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT; \
+	$(BIN)/python manage.py runserver $(RUN_ADDRESS)
 
 ## The checkout's own settings (DEBUG=1, a new SECRET_KEY), read by config/settings.py:
 ## written once, never overwritten (delete the file for a new key). Not for production.

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     # Swagger UI and Redoc as static files of our own: the API docs need no CDN.
     "drf_spectacular_sidecar",
     "trees",
+    "trees.jobs",
     "annotation",
     "annotation.collection",
     "annotation.webhooks",
@@ -388,6 +389,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MembershipRoleEnum": "annotation.models.Membership.Role",
         "MessageRoleEnum": "trees.vocabulary.ROLES",
+        "AnnotationExportFormatEnum": "annotation.exports.EXPORTS",
+        "TreeFormatEnum": "trees.formats.FORMATS",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -411,6 +414,34 @@ BRANCHPOINT_IMPORT_LIMITS = {
 BRANCHPOINT_RUBRIC_CHECKS = {
     "booking_confirmed": "evaluation.samples.scheduling.booking_confirmed",
 }
+
+# Jobs: long work off the request (trees.jobs, docs/deploying.md). django-tasks' database
+# backend by default (workers claim with row locks; SQLite or PostgreSQL), or RQ on Redis with
+# BRANCHPOINT_TASKS_BACKEND=rq (REDIS_URL). ``manage.py jobs_worker`` runs either worker.
+BRANCHPOINT_TASKS_BACKEND = env_str("BRANCHPOINT_TASKS_BACKEND", "db")
+INSTALLED_APPS += ["django_tasks", "django_tasks_db"]
+if BRANCHPOINT_TASKS_BACKEND == "rq":
+    INSTALLED_APPS += ["django_rq"]
+    RQ_QUEUES = {"default": {"URL": env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), "DEFAULT_TIMEOUT": -1}}
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+elif BRANCHPOINT_TASKS_BACKEND == "immediate":
+    # Runs each job inside the request that asked for it: for tests and debugging only.
+    TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+elif BRANCHPOINT_TASKS_BACKEND == "db":
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+else:
+    raise ImproperlyConfigured(
+        f"BRANCHPOINT_TASKS_BACKEND={BRANCHPOINT_TASKS_BACKEND!r}: expected db, rq or immediate"
+    )
+# Uploads above this size are imported by a job (202 Accepted); smaller ones in the request.
+BRANCHPOINT_JOB_THRESHOLD_BYTES = env_int("BRANCHPOINT_JOB_THRESHOLD_BYTES", 5 * 1024 * 1024)
+# A running job whose heartbeat is older than this lost its worker: the reaper retries it,
+# up to BRANCHPOINT_JOB_ATTEMPTS attempts in all, then fails it with the reason.
+BRANCHPOINT_JOB_HEARTBEAT_SECONDS = env_int("BRANCHPOINT_JOB_HEARTBEAT_SECONDS", 120)
+BRANCHPOINT_JOB_ATTEMPTS = env_int("BRANCHPOINT_JOB_ATTEMPTS", 3)
+# Where jobs keep their files (uploads until the job ends, results until they expire).
+BRANCHPOINT_JOB_DIR = env_str("BRANCHPOINT_JOB_DIR", str(VAR_DIR / "jobs"))
+BRANCHPOINT_JOB_FILE_DAYS = env_int("BRANCHPOINT_JOB_FILE_DAYS", 7)
 
 LOGGING = {
     "version": 1,

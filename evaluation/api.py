@@ -10,9 +10,11 @@ names it, like every other refused input).
                                                           ``dry_run``: checked, nothing saved
     GET  rubrics/{rubric}                                 one rubric: every version with its spec
     POST projects/{name}/rubrics/{rubric}/evaluate        run the automatic checks (managers)
+    POST projects/{name}/rubrics/{rubric}/evaluate-jobs   the same, in a job (202 Accepted)
     GET  projects/{name}/rubrics/{rubric}/results         stored results, paginated
     GET  projects/{name}/rubrics/{rubric}/report          the report's figures (as report.json)
     GET  projects/{name}/agreement                        agreement per scheme, field and annotator pair
+    POST projects/{name}/agreement-jobs                   recompute it, in a job (202 Accepted)
 
 ``results`` and ``report`` take ``version`` (a number), ``source`` (best,
 auto, human, combined) and ``report`` also ``group`` (model or metadata.key).
@@ -31,6 +33,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.api.parsers import query_text
 from annotation.models import Project
 from annotation.problems import Problem, ProblemsError, join
@@ -55,6 +58,8 @@ from evaluation.services import (
     rubric_parse_storable,
     rubric_save,
 )
+from evaluation.tasks import AGREEMENT_REFRESH, RUBRIC_EVALUATE, agreement_refresh_job, rubric_evaluate_job
+from trees.jobs.services import job_enqueue
 
 TAG = ["evaluation"]
 VERSION = OpenApiParameter(
@@ -239,6 +244,34 @@ class EvaluateApi(ProjectRubricApi):
         return Response(self.OutputSerializer(summary).data)
 
 
+class EvaluateJobApi(ProjectRubricApi):
+    @extend_schema(
+        tags=TAG,
+        operation_id="rubrics_evaluate_jobs_create",
+        request=None,
+        responses={
+            202: OpenApiResponse(JobOutputSerializer, description="The evaluation's job (`Location`).")
+        },
+    )
+    def post(self, request: Request, name: str, rubric: str) -> Response:
+        """Run the rubric's automatic checks over every item in a job (managers): its progress
+        counts items, its result is what ``evaluate`` answers."""
+        project = project_visible_get(user=request.user, name=name)
+        if not permissions.can_evaluate(request.user, project):
+            raise PermissionDenied("only the project's managers may run evaluations")
+        found = rubric_get(name=rubric)
+        job = job_enqueue(
+            kind=RUBRIC_EVALUATE,
+            task=rubric_evaluate_job,
+            created_by=request.user,
+            via="api",
+            project_name=project.name,
+            params={"rubric": found.name},
+            unit="items",
+        )
+        return job_accepted(job)
+
+
 class ResultsPagination(PageNumberPagination):
     page_size = 100
     page_size_query_param = "page_size"
@@ -404,6 +437,32 @@ class AgreementSerializer(serializers.Serializer):
         help_text="Accounts holding a corpus's reference answers: not annotators.",
     )
     schemes = AgreementSchemeSerializer(many=True)
+
+
+class AgreementJobApi(APIView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="projects_agreement_jobs_create",
+        request=None,
+        responses={
+            202: OpenApiResponse(JobOutputSerializer, description="The recompute's job (`Location`).")
+        },
+    )
+    def post(self, request: Request, name: str) -> Response:
+        """Recompute and keep the project's agreement figures in a job (managers); its result is
+        what ``GET agreement`` answers afterwards."""
+        project = project_visible_get(user=request.user, name=name)
+        if not permissions.can_evaluate(request.user, project):
+            raise PermissionDenied("only the project's managers may recompute agreement")
+        job = job_enqueue(
+            kind=AGREEMENT_REFRESH,
+            task=agreement_refresh_job,
+            created_by=request.user,
+            via="api",
+            project_name=project.name,
+            unit="",
+        )
+        return job_accepted(job)
 
 
 class AgreementApi(APIView):

@@ -12,7 +12,9 @@ urlpatterns = [
     path("rubrics", api.RubricCreateApi.as_view(), name="rubrics"),
     path("rubrics/<slug:rubric>", api.RubricDetailApi.as_view(), name="rubric"),
     path(f"{PROJECT_RUBRIC}/evaluate", api.EvaluateApi.as_view(), name="evaluate"),
+    path(f"{PROJECT_RUBRIC}/evaluate-jobs", api.EvaluateJobApi.as_view(), name="evaluate-jobs"),
     path(f"{PROJECT_RUBRIC}/results", api.ResultsApi.as_view(), name="results"),
     path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
     path("projects/<slug:name>/agreement", api.AgreementApi.as_view(), name="agreement"),
+    path("projects/<slug:name>/agreement-jobs", api.AgreementJobApi.as_view(), name="agreement-jobs"),
 ]

@@ -1054,6 +1054,7 @@ ADMIN_DELETES_NOT_LOGGED = {
     "auth.user": "accounts: Django's own admin history keeps these",
     "auth.group": "accounts: Django's own admin history keeps these",
     "evaluation.agreementsnapshot": "kept figures, computed again from the answers whenever they are read",
+    "jobs.job": "a record of work asked for: what the work changed is logged by its services",
 }
 
 

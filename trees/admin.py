@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.apps import apps
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
@@ -32,6 +33,8 @@ from django.utils.text import Truncator
 from trees.audit import audit_record, audit_record_many
 from trees.downloads import export_action, file_download, joined
 from trees.formats import FORMATS, get_format
+from trees.jobs.models import Job
+from trees.jobs.services import job_enqueue
 from trees.models import AuditEntry, ConversationTree, Dataset, Message
 from trees.selectors import datasets_with_counts, tree_outline, trees_with_counts
 from trees.services import (
@@ -42,6 +45,7 @@ from trees.services import (
     tree_import,
     trees_export,
 )
+from trees.tasks import TREES_IMPORT, trees_import_job
 
 # A tree page lists its messages inline up to this many; beyond, the page
 # would grow with the tree, so it links to the message list instead.
@@ -219,6 +223,29 @@ def import_from_form(form: TreeImportForm) -> tuple[ImportReport, Dataset | None
     return report, dataset
 
 
+def import_job_from_form(form: TreeImportForm, request: HttpRequest) -> Job:
+    """A job importing the form's file (one above ``BRANCHPOINT_JOB_THRESHOLD_BYTES``): a new
+    dataset it names is created by the job, with the trees, or not at all."""
+    data = form.cleaned_data
+    upload = data["file"]
+    upload.seek(0)
+    return job_enqueue(
+        kind=TREES_IMPORT,
+        task=trees_import_job,
+        created_by=request.user,
+        via="admin",
+        dataset_name=data["dataset"].name if data["dataset"] else data["new_dataset"],
+        params={
+            "format": data["format_name"],
+            "options": form.format_options(),
+            "skip_invalid": data["skip_invalid"],
+            "replace": data["replace"],
+        },
+        source=upload.file,
+        total=upload.size,
+    )
+
+
 def _export_filename(datasets: list[Dataset], format_name: str) -> str:
     # Dataset names are slugs, so they are safe in a file name as they are.
     stem = datasets[0].name if len(datasets) == 1 else f"{len(datasets)}-datasets"
@@ -308,6 +335,10 @@ class DatasetAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin):
         report = None
         if request.method == "POST":
             form = TreeImportForm(request.POST, request.FILES, user=request.user)
+            if form.is_valid() and form.cleaned_data["file"].size > settings.BRANCHPOINT_JOB_THRESHOLD_BYTES:
+                job = import_job_from_form(form, request)
+                messages.info(request, f"Job {job.pk} imports the file: its progress is below.")
+                return HttpResponseRedirect(reverse("admin:jobs_job_changelist"))
             if form.is_valid():
                 report, dataset = import_from_form(form)
                 if dataset is not None:

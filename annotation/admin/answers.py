@@ -10,17 +10,21 @@ import json
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from annotation.imports.annotations import AnnotationImportReport, annotations_import
+from annotation.imports.tasks import ANNOTATIONS_IMPORT, annotations_import_job
 from annotation.models import Annotation, Assignment, Project, Review
 from trees.admin import changelist_url
+from trees.jobs.models import Job
+from trees.jobs.services import job_enqueue
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -94,6 +98,10 @@ class AnnotationAdmin(ReadOnlyAdmin):
         report = None
         if request.method == "POST":
             form = AnnotationImportForm(request.POST, request.FILES)
+            if form.is_valid() and form.cleaned_data["file"].size > settings.BRANCHPOINT_JOB_THRESHOLD_BYTES:
+                job = import_job_from_form(form, request)
+                messages.info(request, f"Job {job.pk} imports the file: its progress is below.")
+                return HttpResponseRedirect(reverse("admin:jobs_job_changelist"))
             if form.is_valid():
                 report = import_from_form(form)
                 if report.committed:
@@ -221,3 +229,18 @@ def import_from_form(form: AnnotationImportForm) -> AnnotationImportReport:
     upload = form.cleaned_data["file"]
     upload.seek(0)
     return annotations_import(project=form.cleaned_data["project"], source=upload.file)
+
+
+def import_job_from_form(form: AnnotationImportForm, request: HttpRequest) -> Job:
+    """A job importing the form's file (one above ``BRANCHPOINT_JOB_THRESHOLD_BYTES``)."""
+    upload = form.cleaned_data["file"]
+    upload.seek(0)
+    return job_enqueue(
+        kind=ANNOTATIONS_IMPORT,
+        task=annotations_import_job,
+        created_by=request.user,
+        via="admin",
+        project_name=form.cleaned_data["project"].name,
+        source=upload.file,
+        total=upload.size,
+    )

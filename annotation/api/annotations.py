@@ -3,6 +3,7 @@
     GET  annotations              ?project=&tree=&user=&scheme=&status=&source=&updated_since=
     GET  annotations/{id}
     GET  projects/{name}/export   ?format=potato|pairs|sft|ccpe|ccpe-hf&status=&user=&reference=   (streamed)
+    POST projects/{name}/export-jobs   the same options as a JSON body: a job writes the file (202)
     POST projects/{name}/import   records as ``export --format potato`` writes them
 
 Annotators read their own answers; managers and reviewers everyone's in their
@@ -18,6 +19,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, QuerySet
@@ -32,13 +34,17 @@ from rest_framework.views import APIView
 
 from annotation import permissions
 from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
+from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.api.pagination import IdCursorPagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from annotation.exports import EXPORTS, REFERENCES, STATUSES, annotations_export, get_export
+from annotation.exports.tasks import ANNOTATIONS_EXPORT, annotations_export_job
 from annotation.imports.annotations import annotations_import
+from annotation.imports.tasks import ANNOTATIONS_IMPORT, annotations_import_job
 from annotation.models import Annotation
 from annotation.projects.selectors import project_visible_get
 from trees.downloads import file_download
+from trees.jobs.services import job_enqueue
 
 TAG = ["annotations"]
 
@@ -206,6 +212,40 @@ class ProjectExportApi(APIView):
         return file_download(lines, kind=kind, filename=f"{project.name}.{format_name}.{kind.extension}")
 
 
+class ProjectExportJobApi(APIView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="projects_export_jobs_create",
+        request=ExportInput,
+        responses={202: OpenApiResponse(JobOutputSerializer, description="The export's job (`Location`).")},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        """Export the project's answers to a file, in a job (managers and reviewers): the same
+        options and file as ``GET export``; when the job is done its ``file_url`` downloads it."""
+        project = project_visible_get(user=request.user, name=name)
+        if not permissions.can_export(request.user, project):
+            raise PermissionDenied("exports are for the project's managers and reviewers")
+        options = ExportInput(data=request.data)
+        options.is_valid(raise_exception=True)
+        data = options.validated_data
+        user = data.get("user")
+        job = job_enqueue(
+            kind=ANNOTATIONS_EXPORT,
+            task=annotations_export_job,
+            created_by=request.user,
+            via="api",
+            project_name=project.name,
+            params={
+                "format": data["format"],
+                "status": data["status"],
+                "reference": data["reference"],
+                "user_id": user.pk if user is not None else None,
+            },
+            unit="lines",
+        )
+        return job_accepted(job)
+
+
 class RecordsFileInput(serializers.Serializer):
     file = serializers.FileField(help_text="JSONL or a JSON array of potato records; gzip is read as such.")
 
@@ -243,6 +283,11 @@ class ProjectImportApi(APIView):
         request={"multipart/form-data": RecordsFileInput, "application/json": RecordsItemsInput},
         responses={
             200: OpenApiResponse(AnnotationImportReportSerializer, description="Imported: the report."),
+            202: OpenApiResponse(
+                JobOutputSerializer,
+                description="A file above the job threshold: a job will import it (`Location`: the job; "
+                "its `result` is the report, its `problems` the report's errors).",
+            ),
             400: OpenApiResponse(
                 description="Nothing imported (or a bad request): `code` `import_failed` with every "
                 "problem in `errors` and the whole report in `report`."
@@ -251,13 +296,27 @@ class ProjectImportApi(APIView):
     )
     def post(self, request: Request, name: str) -> Response:
         """Import answers as ``import_annotations`` does (managers), all or nothing: a multipart
-        ``file`` or a JSON list of ``records``; problems are located by line or by record."""
+        ``file`` or a JSON list of ``records``; problems are located by line or by record. A file
+        larger than the job threshold is imported by a job: 202 with the job."""
         project = project_visible_get(user=request.user, name=name)
         if not permissions.can_import_annotations(request.user, project):
             raise PermissionDenied("only the project's managers may import answers")
         is_file = request.content_type.startswith("multipart/")
         serializer = (RecordsFileInput if is_file else RecordsItemsInput)(data=request.data)
         serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data.get("file")
+        if upload is not None and upload.size > settings.BRANCHPOINT_JOB_THRESHOLD_BYTES:
+            upload.seek(0)
+            job = job_enqueue(
+                kind=ANNOTATIONS_IMPORT,
+                task=annotations_import_job,
+                created_by=request.user,
+                via="api",
+                project_name=project.name,
+                source=upload.file,
+                total=upload.size,
+            )
+            return job_accepted(job)
         source, from_items = upload_source(serializer.validated_data, "records")
         report = annotations_import(project=project, source=source)
         return import_answer(report, "records", from_items)

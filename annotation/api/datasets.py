@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, StreamingHttpResponse
@@ -28,15 +29,18 @@ from rest_framework.views import APIView
 
 from annotation import permissions
 from annotation.api.files import DOWNLOAD_RESPONSES, AnyAccept, import_answer, upload_source
+from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.api.pagination import PagePagination
 from annotation.api.parsers import JSONParser, MultiPartParser
 from trees import vocabulary
 from trees.downloads import file_download
 from trees.formats import FORMATS, get_format
 from trees.formats.records import JSON
+from trees.jobs.services import job_enqueue
 from trees.models import Dataset
 from trees.selectors import datasets_with_counts
 from trees.services import dataset_create, tree_import, trees_export
+from trees.tasks import TREES_IMPORT, trees_import_job
 
 TAG = ["datasets"]
 FORMAT_NAMES = sorted(FORMATS)
@@ -206,6 +210,11 @@ class DatasetImportApi(APIView):
         request={"multipart/form-data": TreeImportFileInput, "application/json": TreeImportItemsInput},
         responses={
             200: OpenApiResponse(TreeImportReportSerializer, description="Imported: the report."),
+            202: OpenApiResponse(
+                JobOutputSerializer,
+                description="A file above the job threshold: a job will import it (`Location`: the job; "
+                "its `result` is the report, its `problems` the report's errors).",
+            ),
             400: OpenApiResponse(
                 description="Nothing imported (or a bad request): `code` `import_failed` with every "
                 "problem in `errors` and the whole report in `report`."
@@ -214,7 +223,8 @@ class DatasetImportApi(APIView):
     )
     def post(self, request: Request, name: str) -> Response:
         """Import trees, all or nothing unless ``skip_invalid``: a multipart ``file`` or a JSON
-        list of ``items``; answers the command's report (problems located by line or by item)."""
+        list of ``items``; answers the command's report (problems located by line or by item).
+        A file larger than the job threshold is imported by a job: 202 with the job."""
         dataset = dataset_visible_get(user=request.user, name=name)
         is_file = request.content_type.startswith("multipart/")
         serializer = (TreeImportFileInput if is_file else TreeImportItemsInput)(data=request.data)
@@ -227,6 +237,25 @@ class DatasetImportApi(APIView):
                 else "you may not import into this dataset: its new trees would become items of every "
                 "project over it, and you do not manage them all"
             )
+        upload = data.get("file")
+        if upload is not None and upload.size > settings.BRANCHPOINT_JOB_THRESHOLD_BYTES:
+            upload.seek(0)
+            job = job_enqueue(
+                kind=TREES_IMPORT,
+                task=trees_import_job,
+                created_by=request.user,
+                via="api",
+                dataset_name=dataset.name,
+                params={
+                    "format": data["format"],
+                    "options": serializer.reader_options(),
+                    "skip_invalid": data["skip_invalid"],
+                    "replace": data["replace"],
+                },
+                source=upload.file,
+                total=upload.size,
+            )
+            return job_accepted(job)
         source, from_items = upload_source(data, "items")
         report = tree_import(
             dataset=dataset,

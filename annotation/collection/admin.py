@@ -14,16 +14,20 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
+from django.urls import reverse
 
 from annotation import permissions
 from annotation.collection.advance import scoring_retry
 from annotation.collection.errors import WorkflowError
 from annotation.collection.export import ExportFilters, collected_export
+from annotation.collection.jobs import SCORING_RETRY, scoring_retry_job
 from annotation.collection.models import CollectedTree, Deletion, ModeratedMessage, Report, Task
 from annotation.collection.moderation import deletion_undo, message_delete, tree_halt, tree_resume
 from annotation.models import Project
 from trees.downloads import file_download, joined
 from trees.formats.records import JSONL
+from trees.jobs.models import Job
+from trees.jobs.services import job_enqueue
 from trees.vocabulary import TREE_STATES
 
 
@@ -65,6 +69,19 @@ def _each(
         messages.warning(request, "nothing was changed")
 
 
+def _scoring_retry_enqueue(request: HttpRequest, project: Project, tree_ids: list[int]) -> Job:
+    return job_enqueue(
+        kind=SCORING_RETRY,
+        task=scoring_retry_job,
+        created_by=request.user,
+        via="admin",
+        project_name=project.name,
+        params={"tree_ids": tree_ids},
+        total=len(tree_ids),
+        unit="trees",
+    )
+
+
 class TreeStateFilter(admin.SimpleListFilter):
     title = "state"
     parameter_name = "state"
@@ -90,7 +107,7 @@ class CollectedTreeAdmin(ReadOnly):
     list_filter = ("project", TreeStateFilter, "lang")
     search_fields = ("tree__external_id",)
     list_select_related = ("tree", "project")
-    actions = ("halt", "resume", "retry_scoring", "export_oasst")
+    actions = ("halt", "resume", "retry_scoring", "retry_scoring_in_a_job", "export_oasst")
 
     @admin.display(description="state", ordering="tree__state")
     def state(self, collected: CollectedTree) -> str:
@@ -130,6 +147,24 @@ class CollectedTreeAdmin(ReadOnly):
             by_project.items(),
             lambda item: item[0],
             lambda item: scoring_retry(project=item[0], tree_ids=item[1]).summary(),
+            name_of=lambda item: item[0].name,
+        )
+
+    @admin.action(
+        description="Retry the scoring of the selected trees in a job (many trees)", permissions=["view"]
+    )
+    def retry_scoring_in_a_job(self, request: HttpRequest, queryset: QuerySet[CollectedTree]) -> None:
+        by_project: dict[Project, list[int]] = {}
+        for collected in queryset.select_related("project"):
+            by_project.setdefault(collected.project, []).append(collected.pk)
+        _each(
+            request,
+            by_project.items(),
+            lambda item: item[0],
+            lambda item: (
+                f"job {_scoring_retry_enqueue(request, *item).pk} retries the scoring "
+                f"(its progress: {reverse('admin:jobs_job_changelist')})"
+            ),
             name_of=lambda item: item[0].name,
         )
 

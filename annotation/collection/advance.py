@@ -8,6 +8,7 @@ services that change a tree's facts — submissions, moderation, the backlog —
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -48,18 +49,28 @@ class RetryReport:
         )
 
 
-def scoring_retry(*, project: Project, tree_ids: list[int] | None = None) -> RetryReport:
+def scoring_retry(
+    *,
+    project: Project,
+    tree_ids: list[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RetryReport:
     """Retry the project's trees in ``scoring_failed`` (or those of ``tree_ids``), one transaction each.
 
     A tree whose rankings are complete is scored again; one whose rankings
-    are not (a reply deleted, say) goes back to ``ranking``.
+    are not (a reply deleted, say) goes back to ``ranking``. ``progress(done, total)`` hears
+    of each tree (a job's progress bar); a retry stopped half-way is taken up by the next,
+    since the trees done are no longer in ``scoring_failed``.
     """
     config = project_config(project).workflow
     report = RetryReport()
     candidates = CollectedTree.objects.filter(project=project, tree__state=SCORING_FAILED)
     if tree_ids is not None:
         candidates = candidates.filter(pk__in=tree_ids)
-    for collected in candidates.order_by("pk"):
+    chosen = list(candidates.order_by("pk"))
+    for done, collected in enumerate(chosen):
+        if progress is not None:
+            progress(done, len(chosen))
         with transaction.atomic():
             tree = tree_lock(collected.pk)
             if tree is None or tree.state != SCORING_FAILED:

@@ -20,7 +20,7 @@ annotator of the project.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
@@ -143,19 +143,24 @@ class _Rollback(Exception):
 
 
 def annotations_import(
-    *, project: Project, source: IO[bytes], now: datetime | None = None
+    *,
+    project: Project,
+    source: IO[bytes],
+    now: datetime | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> AnnotationImportReport:
     """Read potato-format records from ``source`` into ``project``, all or nothing.
 
     Every record is checked before anything is kept; when any is bad, nothing
-    is written and the report lists every problem with its line.
+    is written and the report lists every problem with its line. ``progress`` hears the
+    bytes read as the batches are written.
     """
     now = now or timezone.now()
     report = AnnotationImportReport(project=project.name)
     importer = _Importer(project, project_config(project), report, now)
     try:
         with transaction.atomic():
-            records_feed(source, importer, report)
+            records_feed(source, importer, report, progress)
             if report.errors:
                 raise _Rollback
             audit_record(

@@ -7,6 +7,7 @@ import (``annotation.quality.gold_imports``), which read the same records.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 from trees.formats.jsonstream import iter_documents
@@ -29,11 +30,17 @@ class RecordReport(Protocol):
     def add_error(self, issue: ImportIssue) -> None: ...
 
 
-def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordReport) -> None:
+def records_feed(
+    source: IO[bytes],
+    importer: RecordImporter,
+    report: RecordReport,
+    progress: Callable[[int], None] | None = None,
+) -> None:
     """Feed the JSON records of ``source`` (plain or gzip) to ``importer``: each parsed as it is
     read, then written in batches. What is wrong with the file itself — its JSON, its encoding,
     its compression, its size against the bounds (``trees.formats.bounds``) — goes to
-    ``report`` as an issue, as the importer's own problems do."""
+    ``report`` as an issue, as the importer's own problems do. ``progress`` hears the bytes
+    read after each batch (a job's progress bar)."""
     bounds = read_bounds()
     try:
         batch: list[Any] = []
@@ -45,6 +52,8 @@ def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordRepo
             if len(batch) >= BATCH_RECORDS:
                 importer.batch(batch)
                 batch = []
+                if progress is not None:
+                    progress(_bytes_read(source))
         if batch:
             importer.batch(batch)
     except FormatError as error:
@@ -52,3 +61,10 @@ def records_feed(source: IO[bytes], importer: RecordImporter, report: RecordRepo
         report.errors.insert(0, error.issue)
     except UnicodeDecodeError as error:
         report.add_error(ImportIssue(None, "", f"the file is not UTF-8 text ({error.reason})"))
+
+
+def _bytes_read(source: IO[bytes]) -> int:
+    try:
+        return source.tell()
+    except (OSError, ValueError):
+        return 0

@@ -76,6 +76,7 @@ def known_path_parameters(world: World, path: str) -> dict[str, Any]:
         "deletion_id": world.deletion.pk,
         "rubric": world.rubric,
         "webhook_id": world.webhook_id,
+        "job_id": world.job_id,
     }
     if collect:
         values["tree_id"] = world.collected

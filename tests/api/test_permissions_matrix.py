@@ -81,6 +81,8 @@ MODERATORS = expect(S=200, M=200, A=403, R=200, B=404)
 REVIEWERS = expect(S=200, M=200, A=403, R=200, B=404)
 MANAGERS_WRITE = expect(S=201, M=201, A=403, R=403, B=404)
 MANAGERS = expect(S=200, M=200, A=403, R=403, B=404)
+MANAGERS_ACCEPTED = expect(S=202, M=202, A=403, R=403, B=404)
+JOB_SEERS = expect(S=200, M=200, A=404, R=404, B=404)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ RUBRIC_YAML = (
     "name: tone\ncriteria:\n  - {key: kind, question: 'Kind?', weight: 1}\noutcomes:\n  - {name: ok}\n"
 )
 WEBHOOK = ALPHA | {"webhook_id": "@webhook_id"}
+JOB = {"job_id": "@job_id"}
 WEBHOOK_BODY = {"url": "https://hooks.example.com/in", "secret": "s" * 20, "events": ["review.decided"]}
 GOLD = {"answers": {"quality": {"rating": 4}}, "explanation": "A fair answer."}
 RECORDS = {"records": [{"id": "alpha-1", "user": "olga", "annotations": {"quality": {"rating": 5}}}]}
@@ -335,6 +338,21 @@ CASES = [
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/results", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/report", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/agreement", REVIEWERS, ALPHA),
+    # Jobs: started by managers (exports: reviewers too); seen by their creator, the managers of
+    # their project and staff. Maggie's waiting export job has made no file yet (410).
+    Case("POST", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/evaluate-jobs", MANAGERS_ACCEPTED, RUBRIC),
+    Case("POST", f"{V1}/projects/{{name}}/agreement-jobs", MANAGERS_ACCEPTED, ALPHA),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/export-jobs",
+        expect(S=202, M=202, A=403, R=202, B=404),
+        ALPHA,
+        body={"format": "potato"},
+    ),
+    Case("GET", f"{V1}/jobs", EVERYONE),
+    Case("GET", f"{V1}/jobs/{{job_id}}", JOB_SEERS, JOB),
+    Case("POST", f"{V1}/jobs/{{job_id}}/cancel", JOB_SEERS, JOB),
+    Case("GET", f"{V1}/jobs/{{job_id}}/file", expect(S=410, M=410, A=404, R=404, B=404), JOB),
     # The schema and its docs are public; a revoked token is still refused.
     Case("GET", "/api/schema/", expect(S=200, M=200, A=200, R=200, B=200, N=200)),
     Case("GET", "/api/docs/", expect(S=200, M=200, A=200, R=200, B=200, N=200)),

@@ -29,6 +29,9 @@ BODYLESS_WRITES = {
     "collect_trees_resume",
     "collect_deletions_undo",
     "rubrics_evaluate",
+    "jobs_cancel",
+    "rubrics_evaluate_jobs_create",
+    "projects_agreement_jobs_create",
 }
 
 

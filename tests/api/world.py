@@ -30,6 +30,7 @@ from annotation.api.tokens import token_create, tokens_revoke
 from annotation.collection.models import Deletion, Task
 from annotation.collection.moderation import message_delete, tree_halt
 from annotation.collection.tasks import task_next
+from annotation.exports.tasks import ANNOTATIONS_EXPORT, annotations_export_job
 from annotation.models import Assignment, Membership, Project
 from annotation.projects.services import membership_add, project_create
 from annotation.webhooks.services import webhook_create
@@ -39,6 +40,7 @@ from evaluation.services import project_evaluate
 from tests.annotation.annotator_items import person
 from tests.annotation.collection.collect import SMALL, prompt
 from tests.factories import CollectProjectFactory, DatasetFactory, RubricFactory
+from trees.jobs.models import Job
 from trees.models import ConversationTree, Message
 from trees.services import tree_import
 
@@ -130,6 +132,7 @@ class World:
     rubric: str
     extra: dict[str, Any] = field(default_factory=dict)
     webhook_id: int = 0  # alpha's webhook
+    job_id: int = 0  # Maggie's export job of alpha, waiting
 
     def headers(self, persona: str) -> dict[str, str]:
         token = self.tokens.get(persona)
@@ -214,5 +217,12 @@ def build_world() -> World:
         rubric=rubric.name,
         webhook_id=webhook_create(
             project=alpha, url="https://hooks.example.com/alpha", secret="x" * 20, events=["item.submitted"]
+        ).pk,
+        job_id=Job.objects.create(
+            kind=ANNOTATIONS_EXPORT,
+            task_path=annotations_export_job.module_path,
+            created_by=users[MANAGER],
+            project_name="alpha",
+            params={"format": "potato"},
         ).pk,
     )
