@@ -70,8 +70,14 @@ print(json.dumps({{
 
 
 def environment(**changes: str | None) -> dict[str, str]:
-    """Only what a production host would set (nothing of the test run's own environment)."""
-    env = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "config.settings", **PRODUCTION}
+    """Only what a production host would set (nothing of the test run's own environment, and
+    not the checkout's var/local.env that ``make run`` writes, which would supply a key)."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "BRANCHPOINT_LOCAL_ENV": "",
+        **PRODUCTION,
+    }
     for name, value in changes.items():
         if value is None:
             env.pop(name, None)
