@@ -144,6 +144,7 @@ NOT_LOGGED = {
     "trees.store.existing_tree_ids": "a read",
     "trees.store.gc_paused": "a context manager for bulk work",
     "trees.store.tree_records": "a read",
+    "trees.deletion.dataset_protected_by": "a read",
     "annotation.projects.config.project_config": "a read",
     "annotation.projects.config.parse_config": "pure",
     "annotation.projects.config.config_from_data": "pure",

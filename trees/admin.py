@@ -31,6 +31,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from trees.audit import audit_record, audit_record_many
+from trees.deletion import dataset_protected_by
 from trees.downloads import export_action, file_download, joined
 from trees.formats import FORMATS, get_format
 from trees.jobs.models import Job
@@ -45,7 +46,7 @@ from trees.services import (
     tree_import,
     trees_export,
 )
-from trees.tasks import TREES_IMPORT, trees_import_job
+from trees.tasks import DATASET_DELETE, TREES_IMPORT, dataset_delete_job, trees_import_job
 
 # A tree page lists its messages inline up to this many; beyond, the page
 # would grow with the tree, so it links to the message list instead.
@@ -283,9 +284,35 @@ class DatasetAdmin(AuditedDeletes, DeletesWholeTrees, admin.ModelAdmin):
     search_fields = ("name",)
     fields = ("name", "description", "tree_count", "message_count", "created_at", "updated_at")
     readonly_fields = ("tree_count", "message_count", "created_at", "updated_at")
-    actions = [_export_action(name) for name in FORMATS]
+    actions = [*(_export_action(name) for name in FORMATS), "delete_in_a_job"]
     change_list_template = "admin/trees/dataset/change_list.html"
     audit_delete_action = "dataset.delete"
+
+    @admin.action(
+        description="Delete the selected datasets in a job (in batches: for large datasets)",
+        permissions=["delete"],
+    )
+    def delete_in_a_job(self, request: HttpRequest, queryset: QuerySet[Dataset]) -> None:
+        """The delete page's one transaction holds its locks for as long as a large dataset
+        takes; a job deletes a batch of trees per transaction and shows its progress."""
+        jobs_url = reverse("admin:jobs_job_changelist")
+        for dataset in queryset:
+            users = dataset_protected_by(dataset)
+            if users:
+                self.message_user(
+                    request, f"{dataset.name}: used by {', '.join(users)}; delete those first", messages.ERROR
+                )
+                continue
+            job = job_enqueue(
+                kind=DATASET_DELETE,
+                task=dataset_delete_job,
+                created_by=request.user,
+                via="admin",
+                dataset_name=dataset.name,
+                total=dataset.message_count,
+                unit="messages",
+            )
+            self.message_user(request, f"{dataset.name}: job {job.pk} deletes it (its progress: {jobs_url})")
 
     def audit_scope(self, dataset: Dataset) -> str:
         return dataset.name

@@ -36,7 +36,7 @@ def dataset_delete(
     """Delete ``dataset`` with its trees and messages, ``batch_trees`` trees per transaction;
     returns how many messages went. Raises DatasetInUse, before deleting anything, when a
     protected reference (a project) still points at it."""
-    users = _protected_users(dataset)
+    users = dataset_protected_by(dataset)
     if users:
         raise DatasetInUse(f"dataset {dataset.name!r} is used by {', '.join(users)}: delete those first")
     total = Message.objects.filter(tree__dataset=dataset).count()
@@ -89,7 +89,7 @@ def _messages_delete(dataset: Dataset, first: int, last: int) -> int:
         return cursor.rowcount
 
 
-def _protected_users(dataset: Dataset) -> list[str]:
+def dataset_protected_by(dataset: Dataset) -> list[str]:
     """What refers to ``dataset`` with on_delete=PROTECT, as "2 projects" (models named
     through the relation, so that ``trees`` imports nothing from the apps above it)."""
     found = []
