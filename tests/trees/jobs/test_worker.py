@@ -123,7 +123,9 @@ def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_is_retried_to_don
     job_files: Path, settings: Any
 ) -> None:
     Dataset.objects.create(name="big")
-    count = 20_000
+    # Enough trees that the import is still running a few heartbeats after its first progress
+    # (20,000 went in within one heartbeat on a quiet machine, before any progress showed).
+    count = 100_000
     job = import_job(trees_file(job_files / "big.jsonl", count, "b"), "big")
     first = worker(settings)
     try:
@@ -156,13 +158,16 @@ def test_a_job_whose_worker_died_too_often_fails_with_the_reason(job_files: Path
     job = import_job(trees_file(job_files / "doomed.jsonl", 20_000, "d"), "doomed")
     for attempt in range(1, settings.BRANCHPOINT_JOB_ATTEMPTS + 1):
         process = worker(settings)
-        until(
-            lambda: Job.objects.filter(pk=job.pk, attempts=attempt, state="running", done__gt=0).exists(),  # noqa: B023
-            90,
-            f"attempt {attempt}'s progress",
-        )
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        try:
+            # Killed as soon as it runs: the import takes longer than the 0.1 s between looks.
+            until(
+                lambda: Job.objects.filter(pk=job.pk, attempts=attempt, state="running").exists(),  # noqa: B023
+                90,
+                f"attempt {attempt} running",
+            )
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
         time.sleep(2.5)
 
     reaper = worker(settings, "--batch")
