@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "annotation.collection",
     "annotation.webhooks",
     "evaluation",
+    "evaluation.llm",
 ]
 
 MIDDLEWARE = [

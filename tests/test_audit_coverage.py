@@ -75,6 +75,8 @@ from annotation.webhooks.models import Delivery
 from annotation.webhooks.services import deliveries_replay, webhook_create, webhook_delete, webhook_update
 from annotation.work.assignment import item_next
 from annotation.work.submissions import draft_save, item_skip, item_submit
+from evaluation.llm.judges import judge_create, judge_delete, judge_update
+from evaluation.llm.services import endpoint_create, endpoint_delete, endpoint_update
 from evaluation.models import Rubric
 from evaluation.services import judgments_combine, project_evaluate, rubric_save
 from tests.annotation.annotator_items import person, project_over
@@ -134,10 +136,15 @@ SERVICE_MODULES = [
     "annotation.webhooks.services",
     "annotation.webhooks.events",
     "annotation.webhooks.sending",
+    "evaluation.llm.services",
+    "evaluation.llm.judges",
 ]
 
 # Functions of those modules that write no entry of their own, and why.
 NOT_LOGGED = {
+    "evaluation.llm.services.endpoint_test": "a request to the model, in the usage ledger; changes nothing",
+    "evaluation.llm.judges.judge_account_name": "names an account",
+    "evaluation.llm.judges.is_judge_account": "a test of a name",
     # Reads, and pure functions over plain data.
     "trees.services.counted": "formats a count",
     "trees.services.open_source": "wraps a file for reading",
@@ -780,6 +787,57 @@ def walk_deliveries_replay(w: World) -> list[Row]:
     return [("webhook.replay", "root", "", "", "judge")]
 
 
+ENDPOINT = "llm.modelendpoint"
+
+
+def walk_endpoint_create(w: World) -> list[Row]:
+    with w.acting():
+        endpoint_create(name="local", base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-secret")
+    return [("endpoint.create", "root", ENDPOINT, "local (m)", "")]
+
+
+def walk_endpoint_update(w: World) -> list[Row]:
+    endpoint = endpoint_create(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+    with w.acting():
+        endpoint_update(endpoint=endpoint, changes={"model": "n"}, api_key="sk-secret")
+    return [("endpoint.update", "root", ENDPOINT, "local (n)", "")]
+
+
+def walk_endpoint_delete(w: World) -> list[Row]:
+    endpoint = endpoint_create(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+    with w.acting():
+        endpoint_delete(endpoint=endpoint)
+    return [("endpoint.delete", "root", ENDPOINT, "local (m)", "")]
+
+
+JUDGE = "llm.judge"
+
+
+def _endpoint() -> Any:
+    return endpoint_create(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+
+
+def walk_judge_create(w: World) -> list[Row]:
+    endpoint = _endpoint()
+    with w.acting():
+        judge_create(name="helpful", kind="rubric", endpoint=endpoint)
+    return [("judge.create", "root", JUDGE, "judge:helpful", "")]
+
+
+def walk_judge_update(w: World) -> list[Row]:
+    judge = judge_create(name="helpful", kind="rubric", endpoint=_endpoint())
+    with w.acting():
+        judge_update(judge=judge, changes={"max_attempts": 5})
+    return [("judge.update", "root", JUDGE, "judge:helpful", "")]
+
+
+def walk_judge_delete(w: World) -> list[Row]:
+    judge = judge_create(name="helpful", kind="rubric", endpoint=_endpoint())
+    with w.acting():
+        judge_delete(judge=judge)
+    return [("judge.delete", "root", JUDGE, "judge:helpful", "")]
+
+
 def walk_project_evaluate(w: World) -> list[Row]:
     rubric = RubricFactory(
         yaml="name: tone\ncriteria:\n  - {key: polite, question: 'Polite?', weight: 1}\noutcomes:\n  - {name: ok}\n"
@@ -858,6 +916,12 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "annotation.webhooks.services.deliveries_replay": walk_deliveries_replay,
     "evaluation.services.project_evaluate": walk_project_evaluate,
     "evaluation.services.judgments_combine": walk_judgments_combine,
+    "evaluation.llm.services.endpoint_create": walk_endpoint_create,
+    "evaluation.llm.services.endpoint_update": walk_endpoint_update,
+    "evaluation.llm.services.endpoint_delete": walk_endpoint_delete,
+    "evaluation.llm.judges.judge_create": walk_judge_create,
+    "evaluation.llm.judges.judge_update": walk_judge_update,
+    "evaluation.llm.judges.judge_delete": walk_judge_delete,
 }
 
 
