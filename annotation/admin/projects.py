@@ -25,6 +25,8 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation import permissions
+from annotation.collection.jobs import backlog_enqueue
 from annotation.exports import EXPORTS, annotations_export, get_export
 from annotation.models import Annotation, Membership, Project, ProjectItem
 from annotation.problems import ProblemsError
@@ -108,7 +110,7 @@ class ProjectAdmin(AuditedDeletes, admin.ModelAdmin):
     list_select_related = ("dataset",)
     search_fields = ("name", "title")
     inlines = [MembershipInline]
-    actions = [_export_action(name) for name in EXPORTS]
+    actions = [*(_export_action(name) for name in EXPORTS), "backlog_in_a_job"]
     change_form_template = "admin/annotation/project/change_form.html"
     audit_delete_action = "project.delete"
 
@@ -209,6 +211,24 @@ class ProjectAdmin(AuditedDeletes, admin.ModelAdmin):
             )
         for note in config.notes:
             messages.warning(request, note)
+
+    @admin.action(
+        description="Put the dataset's uncollected trees in the ranking backlog, in a job (collect projects)",
+        permissions=["view"],
+    )
+    def backlog_in_a_job(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
+        for project in queryset:
+            if project.mode != Project.Mode.COLLECT:
+                messages.error(request, f"{project.name}: does not collect trees; it has no ranking backlog")
+            elif not permissions.can_moderate(request.user, project):
+                messages.error(request, f"{project.name}: you may not moderate it")
+            else:
+                job = backlog_enqueue(project=project, user=request.user, via="admin")
+                messages.success(
+                    request,
+                    f"{project.name}: job {job.pk} fills the ranking backlog "
+                    f"(its progress: {reverse('admin:jobs_job_changelist')})",
+                )
 
     def save_formset(
         self, request: HttpRequest, form: ProjectForm, formset: BaseInlineFormSet, change: bool
