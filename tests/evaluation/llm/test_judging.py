@@ -1,0 +1,326 @@
+"""A judge run over a project, against a real chat-completions server on 127.0.0.1.
+
+- A rubric judge answers every criterion yes or no with a one-line reason, one request
+  per item; its answer is a submitted annotation of ``judge:<name>`` with ``source``
+  model, in the shape a person's rubric answer has.
+- A comparison judge asks each pair of sibling replies in both orders; the second answer
+  is mapped back, and two orders that disagree make a tie, marked ``flipped`` and counted.
+- An answer that cannot be read is asked again, then recorded as a failure with the raw
+  text: the item is partial or failed, never guessed.
+- Re-running skips items judged (``redo`` asks again); every request is in the ledger;
+  the limits (429 Retry-After, requests per minute, a budget) hold; the key is in no log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from decimal import Decimal
+from itertools import pairwise
+
+import pytest
+
+from annotation.models import Annotation
+from evaluation.llm.judges import judge_create
+from evaluation.llm.judging import JudgeRunRefused, judge_run
+from evaluation.llm.limits import Budget
+from evaluation.llm.models import JudgeVerdict, ModelCall
+from evaluation.llm.services import endpoint_update
+from tests.evaluation.llm.chat_server import Answer, rate_limited
+from tests.evaluation.llm.conftest import API_KEY
+from tests.evaluation.llm.judging_projects import (
+    branch_project,
+    label_reply,
+    rubric_project,
+    rubric_reply,
+    shown_first,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_rubric_judge_fills_every_criterion_as_an_annotation_of_its_account(chat_server, endpoint):
+    project = rubric_project(items=2)
+    judge = judge_create(name="helper", kind="rubric", endpoint=endpoint, sampling={"temperature": 0})
+    chat_server.respond = lambda body: rubric_reply(helpful=True, polite=False)
+
+    report = judge_run(judge=judge, project=project)
+
+    assert (report.items, report.judged, report.failures) == (2, 2, 0)
+    assert len(chat_server.chats) == 2  # one request per item, all criteria at once
+    prompt = chat_server.chats[0].body["messages"][-1]["content"]
+    assert "helpful: Is the reply helpful?" in prompt and "message 1" in prompt
+    assert chat_server.chats[0].body["temperature"] == 0
+    annotation = Annotation.objects.get(tree__external_id="conv_0", user__username="judge:helper")
+    assert (annotation.scheme, annotation.status, annotation.source) == ("review", "submitted", "model")
+    assert annotation.payload == {
+        "criteria": {"helpful": True, "polite": False},
+        "note": "helpful: It answers the question.\npolite: It is courteous.",
+    }
+    verdict = JudgeVerdict.objects.get(tree__external_id="conv_0")
+    assert verdict.status == "done" and verdict.failures == []
+    assert verdict.details == {
+        "criteria": {
+            "helpful": {"holds": True, "reason": "It answers the question."},
+            "polite": {"holds": False, "reason": "It is courteous."},
+        }
+    }
+    assert (verdict.prompt_tokens, verdict.completion_tokens) == (10, 5)
+    calls = ModelCall.objects.all()
+    assert {(call.purpose, call.subject, call.status) for call in calls} == {("judge", "helper", "ok")}
+
+
+def test_tokens_and_cost_are_summed_on_the_verdict(chat_server, endpoint):
+    endpoint_update(
+        endpoint=endpoint, changes={"input_price_per_1k": Decimal(1), "output_price_per_1k": Decimal(2)}
+    )
+    project = rubric_project(items=1)
+    judge = judge_create(name="helper", kind="rubric", endpoint=endpoint)
+    chat_server.script("not json", Answer(rubric_reply(), prompt_tokens=100, completion_tokens=50))
+
+    report = judge_run(judge=judge, project=project)
+
+    verdict = JudgeVerdict.objects.get()
+    assert (verdict.prompt_tokens, verdict.completion_tokens) == (110, 55)  # the retried answer too
+    assert verdict.cost == Decimal("0.22")  # 0.11 * 1 + 0.055 * 2
+    assert report.cost == Decimal("0.22") and report.prompt_tokens == 110
+
+
+def test_branch_comparisons_are_asked_in_both_orders_and_agreeing_answers_kept(chat_server, endpoint):
+    project = branch_project(items=1)
+    judge = judge_create(name="picky", kind="comparison", endpoint=endpoint)
+    # A judge without position bias: reply 1 is better, whichever place it is shown in.
+    chat_server.respond = lambda body: label_reply("Better" if shown_first(body) == "reply 1" else "Worse")
+
+    report = judge_run(judge=judge, project=project)
+
+    assert [shown_first(request.body) for request in chat_server.chats] == ["reply 1", "reply 2"]
+    assert (report.pairs, report.flips, report.flip_rate) == (1, 0, 0.0)
+    annotation = Annotation.objects.get(user__username="judge:picky")
+    assert annotation.source == "model"
+    assert annotation.payload == {
+        "branch_comparisons": {
+            "m0": {"shown_order": ["m1-1", "m1-2"], "pairs": [{"a": "m1-1", "b": "m1-2", "label": "Better"}]}
+        }
+    }
+    (pair,) = JudgeVerdict.objects.get().details["pairs"]
+    assert (pair["first"], pair["second"], pair["label"], pair["flipped"]) == (
+        "Better",
+        "Worse",
+        "Better",
+        False,
+    )
+
+
+def test_a_flip_between_the_orders_is_recorded_as_a_tie_and_counted(chat_server, endpoint):
+    project = branch_project(items=2)
+    judge = judge_create(name="biased", kind="comparison", endpoint=endpoint)
+    # Position bias: whatever is shown first is "Better".
+    chat_server.respond = lambda body: label_reply("Better")
+
+    report = judge_run(judge=judge, project=project)
+
+    assert (report.pairs, report.flips, report.flip_rate) == (2, 2, 1.0)
+    assert report.as_result()["flip_rate"] == 1.0
+    for annotation in Annotation.objects.filter(user__username="judge:biased"):
+        assert annotation.payload["branch_comparisons"]["m0"]["pairs"] == [
+            {"a": "m1-1", "b": "m1-2", "label": "Same"}
+        ]
+    for verdict in JudgeVerdict.objects.all():
+        assert verdict.details["pairs"][0] | {"reasons": None} == {
+            "node": "m0",
+            "a": "m1-1",
+            "b": "m1-2",
+            "first": "Better",
+            "second": "Better",
+            "label": "Same",
+            "flipped": True,
+            "reasons": None,
+        }
+    assert "2 of 2 pairs flipped" in report.line()
+
+
+def test_malformed_output_is_asked_again_then_recorded_with_the_raw_text(chat_server, endpoint, caplog):
+    caplog.set_level(logging.INFO)
+    project = rubric_project(items=1)
+    judge = judge_create(name="sloppy", kind="rubric", endpoint=endpoint, max_attempts=3)
+    chat_server.script(
+        "Sure! The reply is helpful.",
+        '{"criteria": {"helpful": {"holds": true, "reason": "ok"}}}',
+        '{"criteria": {"helpful": {"holds": "yes", "reason": "ok"}, "polite": {"holds": true, "reason": "ok"}}}',
+    )
+
+    report = judge_run(judge=judge, project=project)
+
+    assert len(chat_server.chats) == 3
+    verdict = JudgeVerdict.objects.get()
+    assert verdict.status == "failed"
+    assert verdict.failures == [
+        {
+            "question": "conversation",
+            "attempts": 3,
+            "error": 'criteria.helpful.holds must be true or false, got "yes"',
+            "raw": '{"criteria": {"helpful": {"holds": "yes", "reason": "ok"}, "polite": {"holds": true, "reason": "ok"}}}',
+        }
+    ]
+    assert not Annotation.objects.filter(user__username="judge:sloppy").exists()  # nothing guessed
+    assert (report.failed, report.failures) == (1, 1)
+    assert report.problems[0]["path"] == "conv_0/review/conversation"
+    assert "conv_0" in caplog.text and "conversation" in caplog.text and "not JSON" in caplog.text
+
+
+def test_a_comparison_with_one_unreadable_order_is_partial(chat_server, endpoint):
+    project = branch_project(items=1)
+    judge = judge_create(name="partial", kind="comparison", endpoint=endpoint, max_attempts=2)
+    chat_server.script(label_reply("Better"), label_reply("Best"), label_reply("Great"))
+
+    judge_run(judge=judge, project=project)
+
+    verdict = JudgeVerdict.objects.get()
+    assert verdict.status == "failed"  # one pair, its second order unanswered: no label at all
+    assert verdict.failures[0]["question"] == "m0: m1-1 vs m1-2 (b-then-a)"
+    assert verdict.failures[0]["error"] == 'label "Great" is not one of Better, Same, Worse'
+    assert verdict.details["pairs"][0]["label"] is None
+
+
+def test_rerunning_skips_items_judged_and_redo_asks_again(chat_server, endpoint):
+    project = rubric_project(items=2)
+    judge = judge_create(name="steady", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply()
+    judge_run(judge=judge, project=project)
+
+    again = judge_run(judge=judge, project=project)
+
+    assert (again.skipped, again.judged) == (2, 0) and len(chat_server.chats) == 2
+    assert Annotation.objects.filter(user__username="judge:steady").count() == 2
+
+    redone = judge_run(judge=judge, project=project, redo=True)
+
+    assert (redone.skipped, redone.judged) == (0, 2) and len(chat_server.chats) == 4
+    assert {a.version for a in Annotation.objects.filter(user__username="judge:steady")} == {2}
+    assert JudgeVerdict.objects.count() == 2
+
+
+def test_a_failed_item_is_asked_again_on_the_next_run(chat_server, endpoint):
+    project = rubric_project(items=1)
+    judge = judge_create(name="retry", kind="rubric", endpoint=endpoint, max_attempts=1)
+    chat_server.script("nope")
+    judge_run(judge=judge, project=project)
+    chat_server.respond = lambda body: rubric_reply()
+
+    report = judge_run(judge=judge, project=project)
+
+    assert (report.skipped, report.judged) == (0, 1)
+    assert JudgeVerdict.objects.get().status == "done" and JudgeVerdict.objects.get().failures == []
+
+
+def test_a_429_is_waited_for_as_retry_after_says(chat_server, endpoint):
+    project = rubric_project(items=1)
+    judge = judge_create(name="patient", kind="rubric", endpoint=endpoint)
+    chat_server.script(rate_limited(1), rubric_reply())
+
+    report = judge_run(judge=judge, project=project)
+
+    first, second = chat_server.chats
+    assert second.at - first.at >= 0.9
+    assert report.judged == 1 and JudgeVerdict.objects.get().status == "done"
+
+
+def test_requests_per_minute_hold_across_the_runs_threads(chat_server, endpoint):
+    endpoint_update(endpoint=endpoint, changes={"requests_per_minute": 120, "max_concurrency": 4})
+    project = rubric_project(items=3)
+    judge = judge_create(name="paced", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply()
+
+    judge_run(judge=judge, project=project)
+
+    times = sorted(request.at for request in chat_server.chats)
+    assert len(times) == 3
+    assert all(later - earlier >= 0.45 for earlier, later in pairwise(times))
+
+
+def test_a_budget_stops_the_run_and_keeps_what_was_finished(chat_server, endpoint):
+    endpoint_update(endpoint=endpoint, changes={"max_concurrency": 1})
+    project = rubric_project(items=3)
+    judge = judge_create(name="thrifty", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply()
+
+    report = judge_run(judge=judge, project=project, budget=Budget(max_tokens=30))
+
+    assert report.judged == 2 and report.stopped.startswith("budget")  # 15 tokens a request
+    assert len(chat_server.chats) == 2 and JudgeVerdict.objects.count() == 2
+    rest = judge_run(judge=judge, project=project)
+    assert (rest.skipped, rest.judged) == (2, 1)
+
+
+def test_a_refused_key_stops_the_run_at_once(chat_server, endpoint):
+    from tests.evaluation.llm.chat_server import error
+
+    project = rubric_project(items=3)
+    judge = judge_create(name="locked", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: error(401, "bad key")
+
+    report = judge_run(judge=judge, project=project)
+
+    assert report.stopped and report.judged == 0 and not JudgeVerdict.objects.exists()
+    assert API_KEY not in report.stopped
+
+
+def test_the_key_is_in_no_log_line_result_or_problem(chat_server, endpoint, caplog):
+    caplog.set_level(logging.DEBUG)
+    project = rubric_project(items=1)
+    judge = judge_create(name="quiet", kind="rubric", endpoint=endpoint, max_attempts=1)
+    chat_server.script(f"my key is not {API_KEY[:4]}...")
+
+    report = judge_run(judge=judge, project=project)
+
+    assert caplog.records and API_KEY not in caplog.text
+    assert API_KEY not in str(report.as_result()) + str(report.problems) + report.line()
+
+
+def test_a_judge_of_the_wrong_kind_is_refused_before_any_request(chat_server, endpoint):
+    project = rubric_project(items=1)
+    judge = judge_create(name="pairs", kind="comparison", endpoint=endpoint)
+
+    with pytest.raises(JudgeRunRefused, match="tree_annotation scheme"):
+        judge_run(judge=judge, project=project)
+    assert chat_server.chats == []
+
+
+def test_a_template_with_an_unknown_placeholder_is_refused(chat_server, endpoint):
+    project = rubric_project(items=1)
+    judge = judge_create(name="typo", kind="rubric", endpoint=endpoint, prompt_template="Judge $conversaton")
+
+    with pytest.raises(JudgeRunRefused, match=r"unknown placeholder \$conversaton"):
+        judge_run(judge=judge, project=project)
+
+
+def test_a_judges_own_template_is_filled_and_sent(chat_server, endpoint):
+    project = rubric_project(items=1)
+    judge = judge_create(
+        name="own",
+        kind="rubric",
+        endpoint=endpoint,
+        system_prompt="Be terse.",
+        prompt_template="Rubric $rubric.\n$conversation\n$criteria\nCosts $$0.",
+    )
+    chat_server.respond = lambda body: rubric_reply()
+
+    judge_run(judge=judge, project=project)
+
+    system, user = chat_server.chats[0].body["messages"]
+    assert system == {"role": "system", "content": "Be terse."}
+    assert user["content"].startswith("Rubric Helpful replies.\n[user]\nmessage 0")
+    assert user["content"].endswith("Costs $0.")
+
+
+def test_requests_of_a_run_go_at_once_up_to_the_endpoints_concurrency(chat_server, endpoint):
+    endpoint_update(endpoint=endpoint, changes={"max_concurrency": 3})
+    project = rubric_project(items=3)
+    judge = judge_create(name="quick", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: Answer(rubric_reply(), delay=0.5)
+
+    started = time.monotonic()
+    report = judge_run(judge=judge, project=project)
+
+    assert report.judged == 3 and time.monotonic() - started < 1.4
