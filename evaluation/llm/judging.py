@@ -206,7 +206,7 @@ def item_judge(context: Context, scheme: Scheme, tree: ConversationTree) -> Item
         if asked.failure is not None:
             result.failures.append(asked.failure)
             logger.warning(
-                "judge %s: item %s, scheme %s, question %s failed after %s attempts: %s",
+                "judge %s: item %s, scheme %s, question %s failed (tried %s times): %s",
                 context.judge.name,
                 tree.external_id,
                 scheme.name,
@@ -435,7 +435,7 @@ def _count(report: JudgeRunReport, outcome: ItemResult) -> None:
             {
                 "path": where,
                 "message": failure["error"],
-                "text": f"{where}: {failure['error']} (after {failure['attempts']} attempts; "
-                "the raw answer is kept with the judge's verdict)",
+                "text": f"{where}: {failure['error']} (tried {failure['attempts']} "
+                f"time{'s' if failure['attempts'] > 1 else ''}; the raw answer is kept with the verdict)",
             }
         )
