@@ -21,6 +21,7 @@ from itertools import pairwise
 import pytest
 
 from annotation.models import Annotation
+from evaluation.agreement.project import agreement_compute
 from evaluation.llm.client import chat
 from evaluation.llm.judges import judge_create
 from evaluation.llm.judging import JudgeRunRefused, judge_run
@@ -30,12 +31,22 @@ from evaluation.llm.services import endpoint_update
 from tests.evaluation.llm.chat_server import Answer, rate_limited
 from tests.evaluation.llm.conftest import API_KEY
 from tests.evaluation.llm.judging_projects import (
+    RUBRIC,
     branch_project,
     label_reply,
     rubric_project,
     rubric_reply,
     shown_first,
 )
+from tests.factories import (
+    AnnotationFactory,
+    ChainTreeFactory,
+    DatasetFactory,
+    ProjectFactory,
+    RubricFactory,
+    UserFactory,
+)
+from trees.models import ConversationTree
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -327,3 +338,72 @@ def test_requests_of_a_run_go_at_once_up_to_the_endpoints_concurrency(chat_serve
     report = judge_run(judge=judge, project=project)
 
     assert report.judged == 3 and time.monotonic() - started < 1.4
+
+
+def test_agreement_counts_the_judge_as_a_coder_beside_people(chat_server, endpoint):
+    project = rubric_project(items=2)
+    judge = judge_create(name="helper", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply(helpful=True, polite=True)
+    judge_run(judge=judge, project=project)
+    alice = UserFactory(username="alice")
+    for tree in ConversationTree.objects.filter(dataset=project.dataset):
+        AnnotationFactory(
+            project=project,
+            tree=tree,
+            user=alice,
+            scheme="review",
+            payload={"criteria": {"helpful": True, "polite": True}},
+        )
+
+    figures = agreement_compute(project)
+
+    assert figures["annotators"] == ["alice", "judge:helper"]
+    (review,) = figures["schemes"]
+    assert review["annotations"] == 4 and review["fields"]
+
+
+def test_a_node_rubric_is_asked_once_per_assistant_message(chat_server, endpoint):
+    RubricFactory(yaml=RUBRIC.replace("name: helpfulness", "name: per-reply") + "target: node\n")
+    dataset = DatasetFactory()
+    ChainTreeFactory(dataset=dataset, chain=4, external_id="long")
+    project = ProjectFactory(
+        dataset=dataset,
+        config_yaml="annotation_schemes:\n  - {annotation_type: rubric, name: replies, description: R, rubric: per-reply}\n",
+    )
+    judge = judge_create(name="nodes", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply(polite="message 3" not in body["messages"][-1]["content"])
+
+    judge_run(judge=judge, project=project)
+
+    assert len(chat_server.chats) == 2  # m1 and m3
+    payload = Annotation.objects.get(user=judge.user).payload
+    assert {node: answer["criteria"] for node, answer in payload["nodes"].items()} == {
+        "m1": {"helpful": True, "polite": True},
+        "m3": {"helpful": True, "polite": False},
+    }
+    assert set(JudgeVerdict.objects.get().details["nodes"]) == {"m1", "m3"}
+
+
+def test_comparisons_fill_a_scheme_that_also_selects_a_path(chat_server, endpoint):
+    dataset = DatasetFactory()
+    ChainTreeFactory(dataset=dataset, chain=1, replies=3, external_id="three")
+    project = ProjectFactory(
+        dataset=dataset,
+        config_yaml=(
+            "annotation_schemes:\n"
+            "  - annotation_type: tree_annotation\n"
+            "    name: branches\n"
+            "    description: Compare\n"
+            "    path_selection: {enabled: true}\n"
+            "    branch_comparison: {enabled: true, labels: [A better, Tie, B better]}\n"
+        ),
+    )
+    judge = judge_create(name="three", kind="comparison", endpoint=endpoint)
+    chat_server.respond = lambda body: label_reply("A better")  # always the first shown: all flip
+
+    report = judge_run(judge=judge, project=project)
+
+    assert len(chat_server.chats) == 6 and (report.pairs, report.flips) == (3, 3)
+    payload = Annotation.objects.get(user=judge.user).payload
+    assert payload["selected_path"] == []
+    assert [pair["label"] for pair in payload["branch_comparisons"]["m0"]["pairs"]] == ["Tie"] * 3
