@@ -46,6 +46,7 @@ from tests.factories import (
     RubricFactory,
     UserFactory,
 )
+from trees.jobs.services import JobCancelled
 from trees.models import ConversationTree
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -407,3 +408,23 @@ def test_comparisons_fill_a_scheme_that_also_selects_a_path(chat_server, endpoin
     payload = Annotation.objects.get(user=judge.user).payload
     assert payload["selected_path"] == []
     assert [pair["label"] for pair in payload["branch_comparisons"]["m0"]["pairs"]] == ["Tie"] * 3
+
+
+def test_a_cancel_keeps_the_items_finished_and_asks_no_more(chat_server, endpoint):
+    endpoint_update(endpoint=endpoint, changes={"max_concurrency": 1})
+    project = rubric_project(items=4)
+    judge = judge_create(name="halted", kind="rubric", endpoint=endpoint)
+    chat_server.respond = lambda body: rubric_reply()
+
+    def progress(done: int, total: int) -> None:
+        if done >= 1:
+            raise JobCancelled
+
+    with pytest.raises(JobCancelled):
+        judge_run(judge=judge, project=project, progress=progress)
+
+    # The one thread may have taken up the next item while the first was being counted.
+    assert 1 <= JudgeVerdict.objects.filter(status="done").count() <= 2
+    assert len(chat_server.chats) <= 2
+    kept = JudgeVerdict.objects.count()
+    assert judge_run(judge=judge, project=project).judged == 4 - kept  # the next run takes up the rest
