@@ -84,8 +84,8 @@ def judge_schemes(judge: Judge, project: Project, scheme: str = "") -> list[Sche
             if judge.kind == Judge.Kind.RUBRIC
             else "a tree_annotation scheme with branch_comparison in pairs"
         )
-        named = f'scheme "{scheme}" is not' if scheme else f"project {project.name} has no"
-        raise JudgeRunRefused(f"judge {judge.name} answers {wanted}: {named} {wanted.split(' ', 1)[1]}")
+        found = f'scheme "{scheme}" is not {wanted}' if scheme else f"project {project.name} has none"
+        raise JudgeRunRefused(f"judge {judge.name} answers {wanted}: {found}")
     missing = [found.name for found in fitting if isinstance(found, RubricScheme) and found.spec() is None]
     if missing:
         raise JudgeRunRefused(f"the rubric of scheme {', '.join(missing)} no longer exists")

@@ -297,8 +297,16 @@ def test_a_judge_of_the_wrong_kind_is_refused_before_any_request(chat_server, en
     project = rubric_project(items=1)
     judge = judge_create(name="pairs", kind="comparison", endpoint=endpoint)
 
-    with pytest.raises(JudgeRunRefused, match="tree_annotation scheme"):
+    with pytest.raises(JudgeRunRefused, match="tree_annotation scheme") as refused:
         judge_run(judge=judge, project=project)
+    assert str(refused.value) == (
+        "judge pairs answers a tree_annotation scheme with branch_comparison in pairs: "
+        "project rubrics has none"
+    )
+    with pytest.raises(JudgeRunRefused, match='scheme "review" is not a tree_annotation scheme'):
+        judge_run(judge=judge, project=project, scheme="review")
+    with pytest.raises(JudgeRunRefused, match='project rubrics has no scheme "nope"'):
+        judge_run(judge=judge, project=project, scheme="nope")
     assert chat_server.chats == []
 
 
