@@ -115,3 +115,20 @@ def test_no_judge_page_shows_the_key(admin_client, chat_server, endpoint):
     for page in pages:
         assert page.status_code == 200
         assert API_KEY not in page.content.decode()
+
+
+def test_a_judge_changed_in_the_admin_keeps_its_name_and_account(admin_client, endpoint):
+    judge = judge_create(name="helper", kind="rubric", endpoint=endpoint)
+    form = judge_form(endpoint, max_attempts="5", sampling='{"temperature": 0}')
+    del form["name"]
+
+    response = admin_client.post(reverse("admin:llm_judge_change", args=[judge.pk]), form)
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    judge.refresh_from_db()
+    assert (judge.name, judge.user.username, judge.max_attempts, judge.sampling) == (
+        "helper",
+        "judge:helper",
+        5,
+        {"temperature": 0},
+    )
