@@ -349,6 +349,16 @@ CASES = [
         ALPHA,
         body={"format": "potato"},
     ),
+    # Model judges: listed for staff and managers; a run started by the project's managers
+    # (alpha has no rubric scheme: refused with 400 once permitted).
+    Case("GET", f"{V1}/judges", expect(S=200, M=200, A=403, R=403, B=403, D=200)),
+    Case(
+        "POST",
+        f"{V1}/judges/{{judge}}/runs",
+        expect(S=400, M=400, A=403, R=403, B=404),
+        {"judge": "critic"},
+        body={"project": "alpha"},
+    ),
     Case("GET", f"{V1}/jobs", EVERYONE),
     Case("GET", f"{V1}/jobs/{{job_id}}", JOB_SEERS, JOB),
     Case("POST", f"{V1}/jobs/{{job_id}}/cancel", JOB_SEERS, JOB),
