@@ -165,18 +165,23 @@ class Pair:
 AB, BA = "a-then-b", "b-then-a"
 
 
-def comparison_pairs(shape: TreeShape) -> list[Pair]:
+def comparison_pairs(shape: TreeShape, deleted: frozenset[str] = frozenset()) -> list[Pair]:
+    """The pairs of sibling replies to compare, leaving out any pair that a deleted message is
+    in or above: moderation took that text away, and it is not sent to a model."""
     return [
         Pair(node, a, b)
         for node in shape.decision_points()
-        for a, b in combinations(shape.siblings_under(node), 2)
+        if not deleted.intersection(shape.path_to(node))
+        for a, b in combinations([reply for reply in shape.siblings_under(node) if reply not in deleted], 2)
     ]
 
 
-def comparison_questions(judge: Judge, scheme: TreeAnnotation, shape: TreeShape) -> list[Question]:
+def comparison_questions(
+    judge: Judge, scheme: TreeAnnotation, shape: TreeShape, deleted: frozenset[str] = frozenset()
+) -> list[Question]:
     labels = list(scheme.comparison_labels)
     questions = []
-    for pair in comparison_pairs(shape):
+    for pair in comparison_pairs(shape, deleted):
         path = shape.path_to(pair.node)
         conversation = transcript([(shape.roles.get(node, ""), shape.texts.get(node, "")) for node in path])
         for order, (first, second) in ((AB, (pair.a, pair.b)), (BA, (pair.b, pair.a))):
@@ -199,7 +204,7 @@ def comparison_questions(judge: Judge, scheme: TreeAnnotation, shape: TreeShape)
 
 
 def comparison_payload(
-    scheme: TreeAnnotation, shape: TreeShape, answered: Answered
+    scheme: TreeAnnotation, shape: TreeShape, answered: Answered, deleted: frozenset[str] = frozenset()
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The payload (pairs answered in both orders; a disagreement is a tie) and the details:
     ``{"pairs": [{"node", "a", "b", "first", "second", "label", "flipped", "reasons"}]}``, where
@@ -209,7 +214,7 @@ def comparison_payload(
     labels = list(scheme.comparison_labels)
     mirror, tie = label_mirror(labels), label_tie(labels)
     pairs, comparisons = [], {}
-    for pair in comparison_pairs(shape):
+    for pair in comparison_pairs(shape, deleted):
         first = answered.values.get(pair.question(AB))
         second = answered.values.get(pair.question(BA))
         label, flipped = None, False
@@ -229,7 +234,11 @@ def comparison_payload(
             }
         )
         comparison = comparisons.setdefault(
-            pair.node, {"shown_order": list(shape.siblings_under(pair.node)), "pairs": []}
+            pair.node,
+            {
+                "shown_order": list(shape.siblings_under(pair.node)),
+                "pairs": [],
+            },
         )
         if label is not None:
             comparison["pairs"].append({"a": pair.a, "b": pair.b, "label": label})

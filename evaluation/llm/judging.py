@@ -53,7 +53,7 @@ from evaluation.llm.prompts import Malformed, TemplateError, template_check
 from evaluation.llm.threads import map_in_threads
 from evaluation.llm.writes import writes_serialized
 from evaluation.schemes import RubricScheme
-from trees.models import ConversationTree
+from trees.models import ConversationTree, Message
 from trees.selectors import tree_shape
 from trees.store import tree_records
 
@@ -195,7 +195,10 @@ def item_judge(context: Context, scheme: Scheme, tree: ConversationTree) -> Item
         questions = rubric_questions(context.judge, spec, record)
     else:
         assert isinstance(scheme, TreeAnnotation)
-        questions = comparison_questions(context.judge, scheme, shape)
+        deleted = frozenset(
+            Message.objects.filter(tree=tree, deleted=True).values_list("external_id", flat=True)
+        )
+        questions = comparison_questions(context.judge, scheme, shape, deleted)
     answered, totals = Answered(), Asked()
     for question in questions:
         asked = question_ask(context, question)
@@ -219,7 +222,7 @@ def item_judge(context: Context, scheme: Scheme, tree: ConversationTree) -> Item
     if isinstance(scheme, RubricScheme):
         payload, details = rubric_payload(spec, record, answered)
     else:
-        payload, details = comparison_payload(scheme, shape, answered)
+        payload, details = comparison_payload(scheme, shape, answered, deleted)
         result.pairs = sum(1 for pair in details["pairs"] if pair["first"] and pair["second"])
         result.flips = sum(1 for pair in details["pairs"] if pair["flipped"])
     if payload is not None:

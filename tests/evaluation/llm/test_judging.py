@@ -42,6 +42,7 @@ from tests.factories import (
     AnnotationFactory,
     ChainTreeFactory,
     DatasetFactory,
+    MessageFactory,
     ProjectFactory,
     RubricFactory,
     UserFactory,
@@ -436,3 +437,28 @@ def test_a_cancel_keeps_the_items_finished_and_asks_no_more(chat_server, endpoin
     assert len(chat_server.chats) <= 2
     kept = JudgeVerdict.objects.count()
     assert judge_run(judge=judge, project=project).judged == 4 - kept  # the next run takes up the rest
+
+
+def test_a_deleted_reply_is_never_sent_to_the_judge_nor_compared(chat_server, endpoint):
+    project = branch_project(items=1)
+    tree = ConversationTree.objects.get()
+    MessageFactory(
+        tree=tree,
+        external_id="m1-3",
+        parent=tree.messages.get(external_id="m0"),
+        role="assistant",
+        text="reply 3",
+        position=3,
+    )
+    tree.messages.filter(external_id="m1-2").update(deleted=True)
+    judge = judge_create(name="careful", kind="comparison", endpoint=endpoint)
+    chat_server.respond = lambda body: label_reply("Better")
+
+    judge_run(judge=judge, project=project)
+
+    sent = " ".join(request.body["messages"][-1]["content"] for request in chat_server.chats)
+    assert len(chat_server.chats) == 2  # m1-1 against m1-3, in both orders
+    assert "reply 2" not in sent
+    comparison = Annotation.objects.get(user__username="judge:careful").payload["branch_comparisons"]["m0"]
+    assert comparison["shown_order"] == ["m1-1", "m1-2", "m1-3"]  # the scheme keeps every reply here
+    assert [(pair["a"], pair["b"]) for pair in comparison["pairs"]] == [("m1-1", "m1-3")]
