@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation import api
+from evaluation import api, judge_api
 
 app_name = "evaluation-api"
 
@@ -17,4 +17,9 @@ urlpatterns = [
     path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
     path("projects/<slug:name>/agreement", api.AgreementApi.as_view(), name="agreement"),
     path("projects/<slug:name>/agreement-jobs", api.AgreementJobApi.as_view(), name="agreement-jobs"),
+    path(
+        "projects/<slug:name>/judges/<slug:judge>/report",
+        judge_api.JudgeReportApi.as_view(),
+        name="judge-report",
+    ),
 ]

@@ -212,3 +212,7 @@ class ModelCallAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# Judges, with their reports' links: a module of their own.
+from evaluation.llm import admin_judges  # noqa: E402, F401
