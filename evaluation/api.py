@@ -486,9 +486,9 @@ class AgreementApi(APIView):
 
         Submitted answers count, imported ones included; gold and training work does not. A corpus's
         reference answers are not an annotator: each annotator is measured against them under the
-        scheme's ``reference``. Model judges (``judge:NAME`` accounts, source ``model``) are not annotators
-        either: each field's ``judges`` measures them against the people. The figures are computed once and kept until an answer is submitted,
-        imported or changed.
+        scheme's ``reference``. Model judges (``judge:NAME`` accounts, source ``model``) are not
+        annotators either: each field's ``judges`` measures them against the people. The figures are
+        computed once and kept until an answer is submitted, imported or changed.
         """
         project = project_visible_get(user=request.user, name=name)
         if not permissions.can_view_report(request.user, project):
