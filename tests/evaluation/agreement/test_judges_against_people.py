@@ -8,11 +8,13 @@ from the raw labels, with the formulas written out (not the project's own functi
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from itertools import combinations
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -311,3 +313,22 @@ def test_the_page_with_judges_costs_the_same_queries_whatever_the_size_of_the_pr
         # Session, user, the project with the user's roles, the stamp, the snapshot, the judges' reports.
         with django_assert_num_queries(6):
             assert client.get(url).status_code == 200
+
+
+def test_the_command_prints_each_judge_against_the_people():
+    project, judge = judged_project()
+    out = io.StringIO()
+
+    call_command("agreement", project.name, stdout=out)
+
+    text = out.getvalue()
+    people = [cohen_by_hand(SAID[a], SAID[b]) for a, b in combinations(PEOPLE, 2)]
+    assert (
+        f"    judges against people (Cohen's kappa; between two people: {min(people):.3f} to {max(people):.3f}):"
+        in text
+    )
+    mean = sum(cohen_by_hand(JUDGE, SAID[name]) for name in PEOPLE) / 3
+    assert f"      {judge.user.username}: mean {mean:.3f} (" in text
+    assert f"        with ann: {cohen_by_hand(JUDGE, SAID['ann']):.3f}  10 units" in text
+    assert "        with the majority: 0.778  7 of 9 units (1 tie left out)" in text
+    assert text.startswith(f"Agreement in {project.name}: 30 submitted answers by 3 annotators")
