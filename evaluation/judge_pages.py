@@ -23,6 +23,9 @@ from evaluation import permissions
 from evaluation.judge_reports import judge_get, judge_report
 from evaluation.llm.models import Judge
 
+# People listed beside each judge on the agreement page, those with the most units in common first;
+# the figures (the API, the command's --json, the judge's report) have them all.
+PEOPLE_LISTED = 50
 POSITION_TEXT = {
     "below": "below the people's range",
     "within": "within the people's range",
@@ -50,6 +53,10 @@ def judges_section(judges: dict[str, Any], reports: dict[str, str]) -> dict[str,
     rows = [
         {
             **entry,
+            "humans": sorted(entry["humans"], key=lambda human: (-human["n_units"], human["human"]))[
+                :PEOPLE_LISTED
+            ],
+            "more": max(len(entry["humans"]) - PEOPLE_LISTED, 0),
             "report": reports.get(entry["judge"]),
             "position_text": POSITION_TEXT.get(entry["position"] or "", "no range to compare with"),
         }

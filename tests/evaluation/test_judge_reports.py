@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Membership
 from annotation.projects.services import membership_add
+from evaluation.judge_pages import PEOPLE_LISTED, judges_section
 from evaluation.llm.models import JudgeVerdict, ModelCall
 from tests.annotation.annotator_items import person
 from tests.evaluation.agreement.test_judges_against_people import (
@@ -233,3 +234,25 @@ def test_the_judges_admin_page_links_its_report_in_each_project(judged):
 
     report = reverse("evaluation:judge-report", args=[project.name, judge.name])
     assert f'<a href="{report}">{project.name}</a>' in page.content.decode()
+
+
+def test_the_agreement_page_lists_the_people_with_most_units_in_common_first_and_counts_the_rest():
+    humans = [
+        {
+            "human": f"p{index:02d}",
+            "measure": "Cohen's kappa",
+            "value": 0.5,
+            "shown": "0.500",
+            "undefined_reason": None,
+            "n_units": index,
+        }
+        for index in range(60)
+    ]
+    entry = {"judge": "judge:x", "humans": humans, "position": None}
+
+    section = judges_section({"judges": [entry], "matrix": None}, {"judge:x": "/report/"})
+
+    (row,) = section["rows"]
+    assert [human["human"] for human in row["humans"]][:2] == ["p59", "p58"]
+    assert (len(row["humans"]), row["more"], row["report"]) == (PEOPLE_LISTED, 10, "/report/")
+    assert row["position_text"] == "no range to compare with"
