@@ -12,16 +12,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
-from annotation.models import Project
+from annotation.models import Annotation, Project
 from annotation.projects.selectors import project_visible_get
 from evaluation import permissions
 from evaluation.judge_reports import judge_get, judge_report
-from evaluation.llm.models import Judge
+from evaluation.llm.models import Judge, JudgeVerdict
 
 # People listed beside each judge on the agreement page, those with the most units in common first;
 # the figures (the API, the command's --json, the judge's report) have them all.
@@ -39,6 +42,20 @@ def judge_report_links(project: Project, accounts: Sequence[str]) -> dict[str, s
         return {}
     found = Judge.objects.filter(user__username__in=accounts).values_list("user__username", "name")
     return {account: reverse("evaluation:judge-report", args=[project.name, name]) for account, name in found}
+
+
+def judge_report_admin_links(judge: Judge) -> SafeString | str:
+    """The judge's admin page's links: its report in each project it has answered or judged in."""
+    answered = Annotation.objects.filter(user=judge.user).values("project")
+    judged = JudgeVerdict.objects.filter(judge=judge).values("project")
+    projects = Project.objects.filter(Q(pk__in=answered) | Q(pk__in=judged)).order_by("name")
+    links = [
+        (reverse("evaluation:judge-report", args=[project.name, judge.name]), project.name)
+        for project in projects
+    ]
+    if not links:
+        return "no answers in any project yet"
+    return format_html_join(", ", '<a href="{}">{}</a>', links)
 
 
 def label_shown(label: Any) -> str:

@@ -8,15 +8,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import reverse
-from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
-from annotation.models import Annotation, Project
+from evaluation.judge_pages import judge_report_admin_links
 from evaluation.llm.judges import FIELDS, judge_create, judge_delete, judge_update
-from evaluation.llm.models import Judge, JudgeVerdict
+from evaluation.llm.models import Judge
 
 
 class JudgeForm(forms.ModelForm):
@@ -48,17 +46,7 @@ class JudgeAdmin(admin.ModelAdmin):
 
     @admin.display(description="reports")
     def reports(self, obj: Judge) -> SafeString | str:
-        """A link to the judge's report in each project it has answered or judged in."""
-        answered = Annotation.objects.filter(user=obj.user).values("project")
-        judged = JudgeVerdict.objects.filter(judge=obj).values("project")
-        projects = Project.objects.filter(Q(pk__in=answered) | Q(pk__in=judged)).order_by("name")
-        links = [
-            (reverse("evaluation:judge-report", args=[project.name, obj.name]), project.name)
-            for project in projects
-        ]
-        if not links:
-            return "no answers in any project yet"
-        return format_html_join(", ", '<a href="{}">{}</a>', links)
+        return judge_report_admin_links(obj)
 
     def save_model(self, request: HttpRequest, obj: Judge, form: Any, change: bool) -> None:
         data = form.cleaned_data
