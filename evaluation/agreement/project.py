@@ -66,6 +66,7 @@ from trees.store import gc_paused
 
 REFERENCE = Annotation.Source.REFERENCE
 MODEL = Annotation.Source.MODEL
+NO_PEOPLE = "no submitted answers from people yet: the judges' answers have no one to be measured against"
 
 # Part of every stamp: figures computed by an older version of this code are recomputed.
 # 2: reference answers are measured apart, under each scheme's "reference".
@@ -171,6 +172,7 @@ def _scheme_figures(
     """One scheme's figures; its rows and fields are freed on return, before the collector is back on."""
     work = rows.annotators
     annotators.update(username for _, username, _ in work)
+    judges.update(username for _, username, _ in rows.judges)
     figures: dict[str, Any] = {
         "scheme": scheme.name,
         "type": scheme.type,
@@ -179,20 +181,18 @@ def _scheme_figures(
     }
     figures["reference"] = _reference(scheme, rows, references) if rows.references else None
     if not work:
-        return figures | {"note": "no submitted answers yet", "fields": []}
+        note = NO_PEOPLE if rows.judges else "no submitted answers yet"
+        return figures | {"note": note, "fields": []}
     found = _fields(scheme, work)
     fields = [field_figures(field) | {"judges": None} for field in found.fields]
     if rows.judges:
-        _judges(scheme, rows, fields, judges)
+        _judges(scheme, rows, fields)
     return figures | {"note": found.note, "fields": fields}
 
 
-def _judges(
-    scheme: SchemeToMeasure, rows: JudgementRows, fields: list[dict[str, Any]], judges: set[str]
-) -> None:
+def _judges(scheme: SchemeToMeasure, rows: JudgementRows, fields: list[dict[str, Any]]) -> None:
     """Each judge against the people, per field, read as one set of fields with them."""
     names = {username for _, username, _ in rows.judges}
-    judges.update(names)
     joined = {field.name: field for field in _fields(scheme, rows.annotators + rows.judges).fields}
     for figures in fields:
         field = joined.get(figures["field"])

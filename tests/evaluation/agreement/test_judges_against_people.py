@@ -332,3 +332,25 @@ def test_the_command_prints_each_judge_against_the_people():
     assert f"        with ann: {cohen_by_hand(JUDGE, SAID['ann']):.3f}  10 units" in text
     assert "        with the majority: 0.778  7 of 9 units (1 tie left out)" in text
     assert text.startswith(f"Agreement in {project.name}: 30 submitted answers by 3 annotators")
+
+
+def test_a_judge_alone_on_a_scheme_is_listed_but_measured_against_no_one():
+    project = project_over("alone", COMPARE, [two_replies("alone-0")])
+    endpoint = endpoint_create(name="alone-local", base_url="http://127.0.0.1:9/v1", model="m")
+    judge = judge_create(name="alone", kind="comparison", endpoint=endpoint)
+    Annotation.objects.create(
+        project=project,
+        tree=project.dataset.trees.get(),
+        user=judge.user,
+        scheme="compare",
+        payload=comparison(B, False),
+        status=Annotation.Status.SUBMITTED,
+        source=Annotation.Source.MODEL,
+    )
+
+    figures = agreement_compute(project)
+
+    assert (figures["annotators"], figures["judges"]) == ([], ["judge:alone"])
+    (scheme,) = figures["schemes"]
+    assert (scheme["annotations"], scheme["judge_annotations"], scheme["fields"]) == (0, 1, [])
+    assert scheme["note"].startswith("no submitted answers from people yet")
