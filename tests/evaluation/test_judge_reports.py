@@ -22,7 +22,9 @@ from rest_framework.test import APIClient
 from annotation.models import Membership
 from annotation.projects.services import membership_add
 from evaluation.judge_pages import PEOPLE_LISTED, judges_section
+from evaluation.llm.judges import judge_create
 from evaluation.llm.models import JudgeVerdict, ModelCall
+from evaluation.llm.services import endpoint_create
 from tests.annotation.annotator_items import person
 from tests.evaluation.agreement.test_judges_against_people import (
     JUDGE,
@@ -32,7 +34,13 @@ from tests.evaluation.agreement.test_judges_against_people import (
     judged_project,
     majority_by_hand,
 )
-from tests.factories import StaffFactory
+from tests.factories import (
+    AnnotationFactory,
+    ConversationTreeFactory,
+    ProjectFactory,
+    RubricFactory,
+    StaffFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -256,3 +264,48 @@ def test_the_agreement_page_lists_the_people_with_most_units_in_common_first_and
     assert [human["human"] for human in row["humans"]][:2] == ["p59", "p58"]
     assert (len(row["humans"]), row["more"], row["report"]) == (PEOPLE_LISTED, 10, "/report/")
     assert row["position_text"] == "no range to compare with"
+
+
+def test_a_rubric_judges_report_reads_yes_and_no_against_the_majority(people):
+    """Four items, a criterion each of Ann, Ben and Cleo answered; the judge says yes throughout."""
+    rubric = RubricFactory()
+    project = ProjectFactory(
+        name="rubric-judged",
+        config_yaml=f"annotation_schemes:\n  - {{annotation_type: rubric, name: review, description: R, rubric: {rubric.name}}}\n",
+    )
+    membership_add(project=project, user=people["dana"], role=Membership.Role.MANAGER)
+    endpoint = endpoint_create(name="rubric-local", base_url="http://127.0.0.1:9/v1", model="m")
+    judge = judge_create(name="helpful", kind="rubric", endpoint=endpoint)
+    said = {"ann": [1, 1, 0, 0], "ben": [1, 0, 0, 1], "cleo": [1, 1, 0, 0], judge.user.username: [1, 1, 1, 1]}
+    trees = [ConversationTreeFactory(dataset=project.dataset) for _ in range(4)]
+    for username, answers in said.items():
+        user = judge.user if username.startswith("judge:") else person(username)
+        for tree, answer in zip(trees, answers, strict=True):
+            AnnotationFactory(
+                project=project,
+                tree=tree,
+                user=user,
+                scheme="review",
+                payload={"criteria": {"helpful": bool(answer)}},
+                source="model" if user == judge.user else "human",
+            )
+    client = Client()
+    client.force_login(people["dana"])
+
+    response = client.get(reverse("evaluation:judge-report", args=[project.name, judge.name]))
+
+    (field,) = response.context["fields"]
+    assert field["field"] == "criterion helpful"
+    # Majorities: yes, yes, no, no. The judge: yes on all four.
+    assert field["majority"]["labels"] == [True, False]
+    assert field["majority"]["confusion"] == [[2, 0], [2, 0]]
+    assert field["majority"]["value"] == 0.5
+    assert field["confusion"]["labels"] == ["yes", "no"]
+    # A judge that says yes to everything agrees with each person (half yes) only as chance would:
+    # p_o = 2/4, p_e = 1 * 2/4, so kappa = 0.
+    assert [(human["human"], human["value"]) for human in field["humans"]] == [
+        ("ann", 0.0),
+        ("ben", 0.0),
+        ("cleo", 0.0),
+    ]
+    assert '<th scope="row">people: yes</th>' in response.content.decode()
