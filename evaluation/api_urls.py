@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation import api
+from evaluation import api, judge_api
 from evaluation.llm import api as judges_api
 
 app_name = "evaluation-api"
@@ -20,4 +20,9 @@ urlpatterns = [
     path("projects/<slug:name>/agreement-jobs", api.AgreementJobApi.as_view(), name="agreement-jobs"),
     path("judges", judges_api.JudgeListApi.as_view(), name="judges"),
     path("judges/<slug:judge>/runs", judges_api.JudgeRunApi.as_view(), name="judge-runs"),
+    path(
+        "projects/<slug:name>/judges/<slug:judge>/report",
+        judge_api.JudgeReportApi.as_view(),
+        name="judge-report",
+    ),
 ]

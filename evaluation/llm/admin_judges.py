@@ -1,6 +1,7 @@
 """Judges in the admin: made and changed through the services (their account made with
 them), the template checked on save, and "Run on a project…", which asks for the project
-and a budget and starts the run as a job."""
+and a budget and starts the run as a job; the change page links the judge's report in each
+project it answered in (``evaluation.judge_pages``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from annotation.models import Project
+from evaluation.judge_pages import judge_report_admin_links
 from evaluation.llm.judges import FIELDS, judge_create, judge_delete, judge_update
 from evaluation.llm.judging import JudgeRunRefused
 from evaluation.llm.models import Judge, JudgeVerdict
@@ -59,7 +62,7 @@ class JudgeAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "endpoint", "account", "verdicts")
     list_filter = ("kind",)
     search_fields = ("name",)
-    readonly_fields = ("account",)
+    readonly_fields = ("account", "reports")
     actions = ("run_on_project",)
     audit_delete_action = "judge.delete"  # written by judge_delete, one entry per judge
 
@@ -67,11 +70,15 @@ class JudgeAdmin(admin.ModelAdmin):
         return super().get_queryset(request).select_related("endpoint", "user").annotate(Count("verdicts"))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ("name", "account") if obj else ("account",)
+        return ("name", "account", "reports") if obj else ("account",)
 
     @admin.display(description="account")
     def account(self, obj: Judge) -> str:
         return obj.user.username if obj.pk else "judge:<name>"
+
+    @admin.display(description="reports")
+    def reports(self, obj: Judge) -> SafeString | str:
+        return judge_report_admin_links(obj) if obj.pk else ""
 
     @admin.display(description="items judged")
     def verdicts(self, obj: Judge) -> int:

@@ -338,6 +338,7 @@ CASES = [
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/results", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/report", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/agreement", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/judges/{{judge}}/report", REVIEWERS, ALPHA | {"judge": "@judge"}),
     # Jobs: started by managers (exports: reviewers too); seen by their creator, the managers of
     # their project and staff. Maggie's waiting export job has made no file yet (410).
     Case("POST", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/evaluate-jobs", MANAGERS_ACCEPTED, RUBRIC),

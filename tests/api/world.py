@@ -135,6 +135,7 @@ class World:
     extra: dict[str, Any] = field(default_factory=dict)
     webhook_id: int = 0  # alpha's webhook
     job_id: int = 0  # Maggie's export job of alpha, waiting
+    judge: str = ""  # a model judge's name (its report in alpha)
 
     def headers(self, persona: str) -> dict[str, str]:
         token = self.tokens.get(persona)
@@ -234,4 +235,11 @@ def build_world() -> World:
             project_name="alpha",
             params={"format": "potato"},
         ).pk,
+        judge=model_judge().name,
     )
+
+
+def model_judge() -> Any:
+    """A model judge (no answers yet: its report says so)."""
+    endpoint = endpoint_create(name="world-local", base_url="http://127.0.0.1:9/v1", model="m")
+    return judge_create(name="world-judge", kind="comparison", endpoint=endpoint)

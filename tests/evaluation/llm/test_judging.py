@@ -350,7 +350,7 @@ def test_requests_of_a_run_go_at_once_up_to_the_endpoints_concurrency(chat_serve
     assert report.judged == 3 and time.monotonic() - started < 1.4
 
 
-def test_agreement_counts_the_judge_as_a_coder_beside_people(chat_server, endpoint):
+def test_agreement_lists_the_judge_beside_the_people_not_among_them(chat_server, endpoint):
     project = rubric_project(items=2)
     judge = judge_create(name="helper", kind="rubric", endpoint=endpoint)
     chat_server.respond = lambda body: rubric_reply(helpful=True, polite=True)
@@ -367,9 +367,10 @@ def test_agreement_counts_the_judge_as_a_coder_beside_people(chat_server, endpoi
 
     figures = agreement_compute(project)
 
-    assert figures["annotators"] == ["alice", "judge:helper"]
+    assert figures["annotators"] == ["alice"]
+    assert figures["judges"] == ["judge:helper"]
     (review,) = figures["schemes"]
-    assert review["annotations"] == 4 and review["fields"]
+    assert (review["annotations"], review["judge_annotations"]) == (2, 2)
 
 
 def test_a_node_rubric_is_asked_once_per_assistant_message(chat_server, endpoint):
