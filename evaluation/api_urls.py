@@ -3,6 +3,7 @@
 from django.urls import path
 
 from evaluation import api
+from evaluation.llm import api as llm_api
 
 app_name = "evaluation-api"
 
@@ -17,4 +18,6 @@ urlpatterns = [
     path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
     path("projects/<slug:name>/agreement", api.AgreementApi.as_view(), name="agreement"),
     path("projects/<slug:name>/agreement-jobs", api.AgreementJobApi.as_view(), name="agreement-jobs"),
+    path("datasets/<slug:name>/grow", llm_api.DatasetGrowApi.as_view(), name="dataset-grow"),
+    path("projects/<slug:name>/grow", llm_api.ProjectGrowApi.as_view(), name="project-grow"),
 ]

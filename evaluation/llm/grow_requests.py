@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from evaluation.llm.models import ModelEndpoint
-from trees.branches import NODES, RULES
+from trees.branches import NODES, RULES, UNANSWERED
 
 MAX_REPLIES = 20
 MAX_IDS = 10_000
@@ -126,7 +126,7 @@ def grow_request_parse(data: Mapping[str, Any]) -> GrowRequest:
         problems.append(("endpoint", "required: the name of a model endpoint"))
     elif not ModelEndpoint.objects.filter(name=endpoint).exists():
         problems.append(("endpoint", f"no model endpoint is called {endpoint!r}"))
-    rule = data.get("rule") or (NODES if data.get("nodes") else None)
+    rule = data.get("rule") or (NODES if data.get("nodes") else UNANSWERED)
     if rule not in RULES:
         problems.append(("rule", f"one of {', '.join(RULES)}, got {rule!r}"))
     nodes = _ids(data, "nodes", problems) or []
