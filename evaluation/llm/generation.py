@@ -332,28 +332,36 @@ def _grow_batch(
 
     # One at a time needs no thread (nor a connection of its own).
     asked = map(in_context, asks) if workers == 1 else map_in_threads(in_context, asks, workers=workers)
-    for result in asked:
-        turn = result.turn
-        report.requests += int(result.requested)
-        report.added += result.added
-        report.prompt_tokens += result.prompt_tokens
-        report.completion_tokens += result.completion_tokens
-        if result.cost is not None and report.cost is not None:
-            report.cost += result.cost
-        if result.stopped and not report.stopped:
-            report.stopped = result.stopped
-        if result.error:
-            errors.setdefault(id(turn), []).append(result.error)
-        elif not result.requested:
-            skipped.add(id(turn))  # the run stopped before asking
-        left[id(turn)] -= 1
-        if left[id(turn)]:
-            continue
-        if id(turn) in errors:
-            report.failed += 1
-            why = "; ".join(dict.fromkeys(errors[id(turn)]))
-            report.problem(turn.tree_external_id, turn.node.external_id, why)
-        elif id(turn) not in skipped:
-            report.nodes_done += 1
-        if progress:
-            progress(report.nodes_done + report.failed, report.nodes)
+    try:
+        for result in asked:
+            turn = result.turn
+            report.requests += int(result.requested)
+            report.added += result.added
+            report.prompt_tokens += result.prompt_tokens
+            report.completion_tokens += result.completion_tokens
+            if result.cost is not None and report.cost is not None:
+                report.cost += result.cost
+            if result.stopped and not report.stopped:
+                report.stopped = result.stopped
+            if result.error:
+                errors.setdefault(id(turn), []).append(result.error)
+            elif not result.requested:
+                skipped.add(id(turn))  # the run stopped before asking
+            left[id(turn)] -= 1
+            if left[id(turn)]:
+                continue
+            if id(turn) in errors:
+                report.failed += 1
+                why = "; ".join(dict.fromkeys(errors[id(turn)]))
+                report.problem(turn.tree_external_id, turn.node.external_id, why)
+            elif id(turn) not in skipped:
+                report.nodes_done += 1
+            if progress:
+                progress(report.nodes_done + report.failed, report.nodes)
+    except BaseException:
+        stop.set()  # a cancel: the requests not yet sent are not sent
+        raise
+    finally:
+        close = getattr(asked, "close", None)
+        if close is not None:
+            close()  # wait here for the requests under way, not when the generator is collected
