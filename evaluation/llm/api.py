@@ -25,7 +25,7 @@ from annotation.api.jobs import JobOutputSerializer, job_accepted
 from annotation.problems import Problem, ProblemsError
 from annotation.projects.selectors import project_visible_get
 from evaluation.llm.grow_requests import MAX_REPLIES, GrowInvalid, GrowRequest, grow_request_parse
-from evaluation.llm.tasks import grow_enqueue
+from evaluation.llm.tasks import grow_enqueue, grow_trees
 from trees.branches import RULES
 
 TAG = ["models"]
@@ -71,6 +71,12 @@ def _request(data: Any) -> GrowRequest:
         raise ProblemsError([Problem(key, why) for key, why in invalid.problems]) from None
 
 
+def _trees_check(unknown: list[str], where: str) -> None:
+    if unknown:
+        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20:,} more" if len(unknown) > 20 else "")
+        raise ProblemsError([Problem("trees", f"no such trees in {where}: {shown}")])
+
+
 RESPONSES = {
     202: OpenApiResponse(JobOutputSerializer, description="The run's job (`Location`)."),
     400: OpenApiResponse(description="`invalid`: each bad option with its path and why."),
@@ -85,6 +91,7 @@ class DatasetGrowApi(APIView):
         if not permissions.can_import_trees(request.user, dataset):
             raise PermissionDenied("only those who may import trees into this dataset may grow it")
         grow = _request(request.data)
+        _trees_check(grow_trees(dataset=dataset, tree_ids=grow.trees)[1], dataset.name)
         return job_accepted(grow_enqueue(request=grow, user=request.user, via="api", dataset=dataset))
 
 
@@ -96,4 +103,5 @@ class ProjectGrowApi(APIView):
         if not permissions.can_manage(request.user, project):
             raise PermissionDenied("only the project's managers may grow its trees")
         grow = _request(request.data)
+        _trees_check(grow_trees(project=project, tree_ids=grow.trees)[1], project.name)
         return job_accepted(grow_enqueue(request=grow, user=request.user, via="api", project=project))

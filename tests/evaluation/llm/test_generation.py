@@ -18,8 +18,11 @@ import json
 
 import pytest
 
+from evaluation.llm.generation import branches_grow
+from evaluation.llm.grow_requests import grow_request_parse
 from evaluation.llm.models import ModelCall
 from evaluation.llm.services import endpoint_update
+from evaluation.llm.tasks import grow_trees
 from tests.evaluation.llm.chat_server import error, malformed
 from tests.evaluation.llm.conftest import API_KEY
 from tests.evaluation.llm.grow_world import generated, grow, grow_dataset, last_user_text, replies_to
@@ -206,3 +209,21 @@ def test_the_key_is_nowhere_in_the_problems_the_ledger_or_the_report(chat_server
     assert API_KEY not in shown
     assert all(API_KEY not in call.error for call in ModelCall.objects.all())
     assert "refused the API key" in report.problems[0]["message"]
+
+
+def test_a_cancel_stops_the_run_between_turns_and_keeps_the_replies_made(chat_server, endpoint, dataset):
+    class Cancelled(Exception):
+        pass
+
+    def progress(done: int, total: int) -> None:
+        if done:
+            raise Cancelled
+
+    request = grow_request_parse({"endpoint": "local", "n": 2})
+    trees, _ = grow_trees(dataset=dataset)
+    with pytest.raises(Cancelled):
+        branches_grow(trees=trees, request=request, progress=progress)
+
+    assert len(generated("p2")) == 2 and generated("q1") == []
+    assert len(chat_server.chats) == 2
+    assert grow(dataset, n=2).added == 2  # the rest, when run again

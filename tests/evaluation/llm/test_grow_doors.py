@@ -93,6 +93,13 @@ def test_bad_options_are_a_400_naming_each(dataset):
         "temperature": "must be between 0 and 2, got 9",
     }
     assert Job.objects.count() == 0
+    unknown = api(root).post(
+        "/api/v1/datasets/grown/grow", {"endpoint": "local", "trees": ["fruit", "pear"]}, format="json"
+    )
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"] == [
+        {"code": "invalid", "path": "trees", "message": "no such trees in grown: pear"}
+    ]
 
 
 def test_a_projects_managers_grow_its_items_and_annotators_may_not(chat_server, dataset):
