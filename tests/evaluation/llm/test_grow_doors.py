@@ -222,3 +222,17 @@ def test_the_command_refuses_bad_options_and_lists_failed_turns(chat_server, dat
     with pytest.raises(CommandError, match="2 turns failed"):
         call_command("grow_branches", "grown", "--endpoint", "local", stdout=io.StringIO(), stderr=err)
     assert "tree fruit, node q1: local: the server refused the request" in err.getvalue()
+
+
+def test_a_job_out_of_budget_is_done_with_what_it_made_and_says_why_it_stopped(chat_server, dataset):
+    root = person("root", is_superuser=True, is_staff=True)
+
+    response = api(root).post(
+        "/api/v1/datasets/grown/grow", {"endpoint": "local", "n": 2, "budget_tokens": 15}, format="json"
+    )
+
+    job = Job.objects.get(pk=response.json()["id"])
+    assert (job.state, job.result["added"], job.result["requests"]) == ("done", 1, 1)
+    assert job.result["stopped"] == "the run used its 15 tokens (15 used)"
+    assert job.message.endswith("; stopped: the run used its 15 tokens (15 used)")
+    assert (job.done, job.total) == (0, 2)
