@@ -12,7 +12,8 @@ where it stopped, and two runs at once add each reply once (``trees.branches.rep
 Requests go in threads up to the endpoint's ``max_concurrency``, each through its requests
 per minute (``limits``) and into the ledger (purpose ``generate``); each reply is kept as
 soon as it comes. A failed request is a problem of its turn (tree, node, why) and the run
-goes on; a budget spent stops the run before its next request, keeping what is done.
+goes on; a budget stops the run before a request that would pass it (judged by the largest
+request so far), keeping what is done.
 """
 
 from __future__ import annotations
@@ -190,6 +191,36 @@ def _tree_turns(
 
 
 @dataclass
+class RunBudget(Budget):
+    """A ``Budget`` that also stops before a request that would pass it, expecting the next
+    request to use as much as the largest so far (the first is always sent)."""
+
+    largest_tokens: int = 0
+    largest_cost: Decimal = Decimal(0)
+
+    def check(self) -> None:
+        super().check()
+        with self._lock:
+            if self.max_tokens is not None and self.tokens + self.largest_tokens > self.max_tokens:
+                raise BudgetExhausted(
+                    f"the next request would pass the budget of {self.max_tokens:,} tokens "
+                    f"({self.tokens:,} used, up to {self.largest_tokens:,} a request)"
+                )
+            if self.max_cost is not None and self.cost + self.largest_cost > self.max_cost:
+                raise BudgetExhausted(
+                    f"the next request would pass the budget of {self.max_cost} "
+                    f"({self.cost:.4f} spent, up to {self.largest_cost:.4f} a request)"
+                )
+
+    def spend(self, tokens: int, cost: Decimal | None) -> None:
+        super().spend(tokens, cost)
+        with self._lock:
+            self.largest_tokens = max(self.largest_tokens, tokens)
+            if cost is not None:
+                self.largest_cost = max(self.largest_cost, cost)
+
+
+@dataclass
 class _Result:
     turn: Turn
     added: int = 0
@@ -216,7 +247,7 @@ def branches_grow(
     report = GrowReport(key=key, cost=Decimal(0) if endpoint.priced else None)
     turns = trees_plan(trees, request, key, report)
     report.nodes = len(turns)
-    budget = Budget(
+    budget = RunBudget(
         max_tokens=request.budget_tokens,
         max_cost=Decimal(request.budget_cost) if request.budget_cost else None,
     )
@@ -248,7 +279,7 @@ def _grow_batch(
     request: GrowRequest,
     key: str,
     batch: Sequence[Turn],
-    budget: Budget,
+    budget: RunBudget,
     stop: threading.Event,
     job_id: int | None,
     report: GrowReport,

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -187,16 +188,31 @@ def test_an_empty_reply_is_a_failure_not_a_node(chat_server, endpoint, dataset):
 
 
 def test_a_budget_stops_the_run_before_it_overspends_and_keeps_what_is_done(chat_server, endpoint, dataset):
-    report = grow(dataset, n=3, budget_tokens=30)  # each answer is 10 + 5 tokens
+    report = grow(dataset, n=3, budget_tokens=40)  # each answer is 10 + 5 tokens: a third would make 45
 
     assert report.requests == 2 and report.added == 2
-    assert report.stopped == "the run used its 30 tokens (30 used)"
+    assert (
+        report.stopped == "the next request would pass the budget of 40 tokens (30 used, up to 15 a request)"
+    )
     assert report.nodes_done == 0  # the first turn has 2 of its 3
-    assert "stopped: the run used its 30 tokens" in report.summary()
+    assert "; stopped: the next request would pass" in report.summary()
     assert len(chat_server.chats) == 2
 
     rest = grow(dataset, n=3)
     assert (rest.added, rest.existing, rest.nodes_done) == (4, 2, 2)
+
+
+def test_a_money_budget_counts_the_endpoints_prices(chat_server, endpoint, dataset):
+    endpoint_update(endpoint=endpoint, changes={"output_price_per_1k": Decimal("10")})  # 0.05 an answer
+
+    report = grow(dataset, n=3, budget_cost="0.12")
+
+    assert (report.requests, report.cost) == (2, Decimal("0.1"))
+    assert (
+        report.stopped
+        == "the next request would pass the budget of 0.12 (0.1000 spent, up to 0.0500 a request)"
+    )
+    assert report.as_dict()["cost"] == "0.100000"
 
 
 def test_the_key_is_nowhere_in_the_problems_the_ledger_or_the_report(chat_server, endpoint, dataset):
