@@ -1,8 +1,10 @@
-"""The datasets admin's "Grow branches with a model" action: an intermediate form (endpoint,
-which turns, N, sampling settings, system prompt, budget), then one job per dataset.
+"""The datasets and projects admins' "Grow branches with a model" action: an intermediate
+form (endpoint, which turns, N, sampling settings, system prompt, budget), then one job per
+dataset (its trees) or project (its items' trees).
 
-Datasets are ``trees``'s, which must not import this app: the action joins their admin from
-here (``grow_action_install``, called when this app's admin loads).
+Datasets are ``trees``'s and projects ``annotation``'s, which must not import this app: the
+action joins their admins from here (``grow_action_install``, called when this app's admin
+loads).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from annotation.models import Project
 from evaluation.llm.grow_requests import MAX_REPLIES, MAX_SYSTEM_PROMPT_CHARS, GrowInvalid, grow_request_parse
 from evaluation.llm.models import ModelEndpoint
 from evaluation.llm.tasks import grow_enqueue
@@ -64,8 +67,11 @@ class GrowForm(forms.Form):
 
 
 @admin.action(description="Grow branches with a model (in a job)", permissions=["change"])
-def grow_branches(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Dataset]) -> Any:
-    """Show the form; once it is sent back valid, a job per selected dataset grows its trees."""
+def grow_branches(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Dataset] | QuerySet[Project]
+) -> Any:
+    """Show the form; once it is sent back valid, a job per selected dataset (or project) grows
+    its trees."""
     form = GrowForm(request.POST if APPLY in request.POST else None)
     if form.is_bound and form.is_valid():
         try:
@@ -75,10 +81,11 @@ def grow_branches(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: 
                 form.add_error(key if key in form.fields else None, why)
         else:
             jobs_url = reverse("admin:jobs_job_changelist")
-            for dataset in queryset:
-                job = grow_enqueue(request=grow, user=request.user, via="admin", dataset=dataset)
+            for chosen in queryset:
+                where = {"project": chosen} if isinstance(chosen, Project) else {"dataset": chosen}
+                job = grow_enqueue(request=grow, user=request.user, via="admin", **where)
                 modeladmin.message_user(
-                    request, f"{dataset.name}: job {job.pk} grows its branches (its progress: {jobs_url})"
+                    request, f"{chosen.name}: job {job.pk} grows its branches (its progress: {jobs_url})"
                 )
             return None
     if not form.is_bound and not ModelEndpoint.objects.exists():
@@ -89,7 +96,7 @@ def grow_branches(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: 
         "title": "Grow branches with a model",
         "opts": modeladmin.model._meta,
         "form": form,
-        "datasets": list(queryset),
+        "chosen": list(queryset),
         "action": "grow_branches",
         "apply": APPLY,
         "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
@@ -98,8 +105,10 @@ def grow_branches(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: 
 
 
 def grow_action_install() -> None:
-    """Add the action to the datasets admin (once)."""
+    """Add the action to the datasets and projects admins (once)."""
+    from annotation.admin.projects import ProjectAdmin
     from trees.admin import DatasetAdmin
 
-    if grow_branches not in DatasetAdmin.actions:
-        DatasetAdmin.actions = [*DatasetAdmin.actions, grow_branches]
+    for model_admin in (DatasetAdmin, ProjectAdmin):
+        if grow_branches not in model_admin.actions:
+            model_admin.actions = [*model_admin.actions, grow_branches]

@@ -236,3 +236,28 @@ def test_a_job_out_of_budget_is_done_with_what_it_made_and_says_why_it_stopped(c
     assert job.result["stopped"] == "the run used its 15 tokens (15 used)"
     assert job.message.endswith("; stopped: the run used its 15 tokens (15 used)")
     assert (job.done, job.total) == (0, 2)
+
+
+def test_the_projects_admin_grows_a_projects_items(chat_server, dataset, client: Client):
+    client.force_login(person("root", is_superuser=True, is_staff=True))
+    project = project_create(name="judge-grown", dataset=dataset, config_yaml=CONFIG)
+    selected = {"action": "grow_branches", "_selected_action": [str(project.pk)]}
+
+    form = client.post("/admin/annotation/project/", selected)
+    assert form.status_code == 200 and b'id="grow-branches-form"' in form.content
+    done = client.post(
+        "/admin/annotation/project/",
+        {**selected, "grow_apply": "1", "endpoint": "local", "rule": "leaves", "n": "1"},
+        follow=True,
+    )
+
+    job = Job.objects.get()
+    assert [str(message) for message in done.context["messages"]] == [
+        f"judge-grown: job {job.pk} grows its branches (its progress: /admin/jobs/job/)"
+    ]
+    assert (job.state, job.project_name, job.dataset_name, job.result["added"]) == (
+        "done",
+        "judge-grown",
+        "",
+        2,
+    )
