@@ -15,6 +15,7 @@ from django_tasks import task
 from annotation.models import Project, ProjectItem
 from evaluation.llm.generation import branches_grow
 from evaluation.llm.grow_requests import GrowRequest
+from evaluation.llm.models import ModelEndpoint
 from trees.jobs.models import Job
 from trees.jobs.services import JobRun, Outcome, job_enqueue, job_execute
 from trees.models import ConversationTree, Dataset
@@ -72,6 +73,8 @@ def branches_grow_job(job_id: int) -> None:
 def branches_grow_work(run: JobRun) -> Outcome:
     job = run.job
     request = GrowRequest(**job.params)
+    if not ModelEndpoint.objects.filter(name=request.endpoint).exists():
+        return Outcome(ok=False, result={}, message=f"model endpoint {request.endpoint!r} is gone")
     if job.project_name:
         project = Project.objects.filter(name=job.project_name).first()
         if project is None:

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 
 from annotation.projects.services import membership_add, project_create
 from evaluation.llm.models import ModelCall
-from evaluation.llm.services import endpoint_update
+from evaluation.llm.services import endpoint_delete, endpoint_update
 from evaluation.llm.tasks import branches_grow_job
 from tests.annotation.annotator_items import person
 from tests.evaluation.llm.chat_server import error
@@ -158,6 +158,19 @@ def test_a_job_run_again_after_its_worker_died_makes_up_only_what_is_missing(cha
     job = Job.objects.get(pk=job_id)
     assert (job.state, job.attempts, job.result["added"], job.result["existing"]) == ("done", 2, 1, 3)
     assert len(generated("q1")) == 2 and len(generated("p2")) == 2
+
+
+def test_a_job_whose_endpoint_went_fails_saying_so(chat_server, dataset, settings, endpoint):
+    settings.TASKS = DUMMY
+    root = person("root", is_superuser=True, is_staff=True)
+    job_id = api(root).post("/api/v1/datasets/grown/grow", {"endpoint": "local"}, format="json").json()["id"]
+    endpoint_delete(endpoint=endpoint)
+
+    branches_grow_job.call(job_id)
+
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.message) == ("failed", "model endpoint 'local' is gone")
+    assert chat_server.chats == []
 
 
 def test_the_datasets_admin_asks_for_the_settings_then_grows_in_a_job(chat_server, dataset, client: Client):
