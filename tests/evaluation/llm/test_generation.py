@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from decimal import Decimal
 
@@ -28,7 +29,7 @@ from tests.evaluation.llm.chat_server import error, malformed
 from tests.evaluation.llm.conftest import API_KEY
 from tests.evaluation.llm.grow_world import generated, grow, grow_dataset, last_user_text, replies_to
 from trees.models import AuditEntry, ConversationTree
-from trees.services import trees_export
+from trees.services import dataset_get_or_create, tree_import, trees_export
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -243,3 +244,35 @@ def test_a_cancel_stops_the_run_between_turns_and_keeps_the_replies_made(chat_se
     assert len(generated("p2")) == 2 and generated("q1") == []
     assert len(chat_server.chats) == 2
     assert grow(dataset, n=2).added == 2  # the rest, when run again
+
+
+def test_a_potato_trees_roles_go_to_the_model_as_they_are(chat_server, endpoint, dataset):
+    item = {
+        "id": "potato-1",
+        "tree": {
+            "id": "u",
+            "role": "user",
+            "content": "Plan a trip",
+            "children": [
+                {
+                    "id": "a",
+                    "role": "assistant",
+                    "content": "Where to?",
+                    "children": [{"id": "u2", "role": "user", "content": "Rome"}],
+                }
+            ],
+        },
+    }
+    potato = dataset_get_or_create("potato-trees")
+    assert tree_import(
+        dataset=potato, source=io.BytesIO(json.dumps(item).encode()), format_name="potato"
+    ).committed
+
+    report = grow(potato)
+
+    assert report.added == 1 and generated("u2")[0].synthetic
+    assert chat_server.chats[0].body["messages"] == [
+        {"role": "user", "content": "Plan a trip"},
+        {"role": "assistant", "content": "Where to?"},
+        {"role": "user", "content": "Rome"},
+    ]
