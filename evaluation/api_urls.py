@@ -4,6 +4,7 @@ from django.urls import path
 
 from evaluation import api, judge_api
 from evaluation.llm import api as judges_api
+from evaluation.llm import grow_api
 
 app_name = "evaluation-api"
 
@@ -25,4 +26,6 @@ urlpatterns = [
         judge_api.JudgeReportApi.as_view(),
         name="judge-report",
     ),
+    path("datasets/<slug:name>/grow", grow_api.DatasetGrowApi.as_view(), name="dataset-grow"),
+    path("projects/<slug:name>/grow", grow_api.ProjectGrowApi.as_view(), name="project-grow"),
 ]

@@ -84,6 +84,7 @@ from tests.annotation.collection.collect import collect_project, prompt, review
 from tests.evaluation.samples import CONVERSATIONS, CRITERIA, scheduling_project
 from tests.factories import AnnotationFactory, RubricFactory
 from trees.audit import AuditedCommand, audit_context, registered_actions
+from trees.branches import NewReply, replies_add
 from trees.deletion import dataset_delete
 from trees.models import AuditEntry, ConversationTree, Dataset, Message
 from trees.services import (
@@ -138,6 +139,8 @@ SERVICE_MODULES = [
     "annotation.webhooks.sending",
     "evaluation.llm.services",
     "evaluation.llm.judges",
+    "trees.branches",
+    "evaluation.llm.generation",
 ]
 
 # Functions of those modules that write no entry of their own, and why.
@@ -145,6 +148,13 @@ NOT_LOGGED = {
     "evaluation.llm.services.endpoint_test": "a request to the model, in the usage ledger; changes nothing",
     "evaluation.llm.judges.judge_account_name": "names an account",
     "evaluation.llm.judges.is_judge_account": "a test of a name",
+    "trees.branches.nodes_to_grow": "pure",
+    "trees.branches.conversation_path": "pure",
+    "evaluation.llm.generation.run_key": "pure",
+    "evaluation.llm.generation.reply_id": "pure",
+    "evaluation.llm.generation.trees_plan": "a read",
+    "evaluation.llm.generation.branches_grow": "adds each reply through trees.branches.replies_add (walked), "
+    "which logs it; its requests are in the usage ledger",
     # Reads, and pure functions over plain data.
     "trees.services.counted": "formats a count",
     "trees.services.open_source": "wraps a file for reading",
@@ -374,6 +384,16 @@ def walk_messages_render(w: World) -> list[Row]:
         assert messages_render() > 0
         messages_render()  # nothing left to render: nothing logged
     return [("messages.render", "root", "", "", "")]
+
+
+def walk_replies_add(w: World) -> list[Row]:
+    tree = ConversationTree.objects.get(dataset=w.dataset, external_id="item-0")
+    root = Message.objects.get(tree=tree, parent=None)
+    reply = NewReply(external_id="gen-1", text="A reply.", model_name="m")
+    with w.acting():
+        assert len(replies_add(tree_id=tree.pk, parent_id=root.pk, replies=[reply])) == 1
+        assert replies_add(tree_id=tree.pk, parent_id=root.pk, replies=[reply]) == []  # there: nothing logged
+    return [("replies.add", "root", TREE, "item-0", "judge-trees")]
 
 
 def walk_project_create(w: World) -> list[Row]:
@@ -922,6 +942,7 @@ WALKS: dict[str, Callable[[World], list[Row]]] = {
     "evaluation.llm.judges.judge_create": walk_judge_create,
     "evaluation.llm.judges.judge_update": walk_judge_update,
     "evaluation.llm.judges.judge_delete": walk_judge_delete,
+    "trees.branches.replies_add": walk_replies_add,
 }
 
 

@@ -68,6 +68,7 @@ actions_register(
         "trees.export": "exported trees",
         "tree.delete": "deleted a tree",
         "messages.render": "rendered messages' HTML again",
+        "replies.add": "added replies to a tree",
     }
 )
 

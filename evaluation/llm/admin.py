@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
+from evaluation.llm.admin_grow import grow_action_install
 from evaluation.llm.keys import key_description
 from evaluation.llm.models import ModelCall, ModelEndpoint
 from evaluation.llm.services import (
@@ -215,3 +216,6 @@ class ModelCallAdmin(admin.ModelAdmin):
 
 
 from evaluation.llm import admin_judges  # noqa: E402, F401  (judges and their verdicts)
+
+# The datasets admin's "Grow branches with a model" action (evaluation/llm/admin_grow.py).
+grow_action_install()

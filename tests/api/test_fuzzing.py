@@ -77,6 +77,7 @@ def known_path_parameters(world: World, path: str) -> dict[str, Any]:
         "rubric": world.rubric,
         "webhook_id": world.webhook_id,
         "job_id": world.job_id,
+        "judge": world.judge,
     }
     if collect:
         values["tree_id"] = world.collected

@@ -360,6 +360,22 @@ CASES = [
         {"judge": "critic"},
         body={"project": "alpha"},
     ),
+    # Growing branches: those who may import into the dataset, the project's managers; the
+    # endpoint named does not exist, so those let in get its 400 and no job runs.
+    Case(
+        "POST",
+        f"{V1}/datasets/{{name}}/grow",
+        expect(S=400, M=400, A=404, R=403, B=404),
+        {"name": "alpha-trees"},
+        body={"endpoint": "nowhere", "rule": "leaves"},
+    ),
+    Case(
+        "POST",
+        f"{V1}/projects/{{name}}/grow",
+        expect(S=400, M=400, A=403, R=403, B=404),
+        ALPHA,
+        body={"endpoint": "nowhere", "rule": "leaves"},
+    ),
     Case("GET", f"{V1}/jobs", EVERYONE),
     Case("GET", f"{V1}/jobs/{{job_id}}", JOB_SEERS, JOB),
     Case("POST", f"{V1}/jobs/{{job_id}}/cancel", JOB_SEERS, JOB),
