@@ -31,6 +31,7 @@ from annotation.work.assignment import item_lease
 from annotation.work.item_json import assignment_data, item_data, messages_data, tree_data
 from annotation.work.selectors import item_view
 from annotation.work.submissions import draft_save, item_skip, item_submit
+from annotation.work.suggestions import submitted_suggestions_data
 
 # Versions and times are stored in 32-bit columns on PostgreSQL.
 MAX_VERSION = 2**31 - 1
@@ -51,10 +52,19 @@ class AnswersInputSerializer(serializers.Serializer):
         default=0,
         help_text="Time spent on the item since the last write.",
     )
+    suggestions_taken = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        max_length=100,
+        default=list,
+        help_text="In a project whose suggestions show before answering: the schemes whose answer "
+        "the annotator copied from the judge's suggestion (recorded with the answers, and exported).",
+    )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
         item); anything else goes through the fields, for their errors."""
+        # (A body with suggestions_taken, sent only in projects with suggestions, goes through
+        # the fields, which check its items.)
         if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"}:
             answers, version = data.get("annotations", {}), data.get("version")
             spent = data.get("time_spent_ms", 0)
@@ -63,7 +73,12 @@ class AnswersInputSerializer(serializers.Serializer):
                 and _whole(version, 1, MAX_VERSION)
                 and _whole(spent, 0, MAX_TIME_SPENT_MS)
             ):
-                return {"annotations": answers, "version": version, "time_spent_ms": spent}
+                return {
+                    "annotations": answers,
+                    "version": version,
+                    "time_spent_ms": spent,
+                    "suggestions_taken": [],
+                }
         return super().to_internal_value(data)
 
 
@@ -244,6 +259,7 @@ class ItemDraftApi(LoopApi):
             answers=data["annotations"],
             version=data["version"],
             time_spent_ms=data["time_spent_ms"],
+            suggestions_taken=data["suggestions_taken"],
         )
         return Response(WriteOutputSerializer(assignment).data)
 
@@ -254,6 +270,12 @@ class SubmitOutputSerializer(WriteOutputSerializer):
         help_text="For a training item: each scheme's expected answer beside the annotator's (`schemes`), "
         "the item's `score` and `explanation` (and `explanation_html`, the explanation rendered as "
         "Markdown and sanitised), and their `training` status; null for any other item.",
+    )
+    suggestions = serializers.JSONField(
+        allow_null=True,
+        help_text="In a project whose suggestions show after answering: the judge's answers to the item, "
+        "now that it is submitted (`from`, `judge`, `show` and `schemes`, each with its `scheme`, "
+        "`description`, `payload` and `text`); null otherwise.",
     )
 
 
@@ -275,11 +297,15 @@ class ItemSubmitApi(LoopApi):
             answers=data["annotations"],
             version=data["version"],
             time_spent_ms=data["time_spent_ms"],
+            suggestions_taken=data["suggestions_taken"],
         )
         # Training answers are shown once submitted (quality.training); gold checks in work never are.
         training = assignment.kind == Assignment.Kind.TRAINING
         feedback = training_feedback(project=project, assignment=assignment) if training else None
-        return Response(WriteOutputSerializer(assignment).data | {"feedback": feedback})
+        suggestions = submitted_suggestions_data(project=project, assignment=assignment)
+        return Response(
+            WriteOutputSerializer(assignment).data | {"feedback": feedback, "suggestions": suggestions}
+        )
 
 
 class ItemSkipApi(LoopApi):

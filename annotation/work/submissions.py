@@ -8,7 +8,7 @@ before anything is written: any problem refuses the whole write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +26,7 @@ from annotation.projects.counts import annotator_submitted_change, project_count
 from annotation.quality.gold import item_gold_score
 from annotation.work.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED
 from annotation.work.signals import item_submitted
+from annotation.work.suggestions import item_suggestions, suggestion_mark
 from trees import sql
 from trees.audit import audit_record
 from trees.models import ConversationTree
@@ -83,9 +84,11 @@ def draft_save(
     answers: Mapping[str, Any],
     version: int,
     time_spent_ms: int = 0,
+    suggestions_taken: Collection[str] = (),
 ) -> Assignment:
-    """Keep the answers as a draft and extend the lease."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=False)
+    """Keep the answers as a draft and extend the lease. ``suggestions_taken``: the schemes whose
+    answer the annotator copied from the judge's suggestion (``annotation.work.suggestions``)."""
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=False, taken=suggestions_taken)
 
 
 def item_submit(
@@ -96,11 +99,12 @@ def item_submit(
     answers: Mapping[str, Any],
     version: int,
     time_spent_ms: int = 0,
+    suggestions_taken: Collection[str] = (),
 ) -> Assignment:
     """Submit the answers (every scheme with ``label_requirement`` must be answered); once
     committed, ``signals.item_submitted`` tells the groups above (adjudication's automatic rule,
     webhooks)."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=True, taken=suggestions_taken)
 
 
 def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
@@ -174,6 +178,7 @@ def _write(
     time_spent_ms: int,
     *,
     submit: bool,
+    taken: Collection[str] = (),
 ) -> Assignment:
     now = timezone.now()
     # Time on task is a measurement from the browser: never negative, never absurd (a day).
@@ -239,27 +244,40 @@ def _write(
         _reactivate(project, assignment, now)
     # Once the item is submitted, every answer to it is (a later draft corrects it).
     finished = submit or assignment.status == SUBMITTED
+    # A project with suggestions: which schemes the judge answered (one query), so that each
+    # answer written says whether a suggestion was visible when it was made.
+    suggested = item_suggestions(project=project, tree_id=tree.pk, config=config)
     status = Annotation.Status.SUBMITTED if finished else Annotation.Status.DRAFT
     changed, created = [], []
     for name, payload in normalized.items():
         annotation = existing.get(name)
         if annotation is None:
-            created.append(
-                Annotation(
-                    project=project,
-                    tree=tree,
-                    user=user,
-                    scheme=name,
-                    payload=payload,
-                    status=status,
-                    created_at=now,
-                    updated_at=now,
-                    submitted_at=now if finished else None,
-                )
+            annotation = Annotation(
+                project=project,
+                tree=tree,
+                user=user,
+                scheme=name,
+                payload=payload,
+                status=status,
+                created_at=now,
+                updated_at=now,
+                submitted_at=now if finished else None,
             )
+            created.append(annotation)
+            previous = None
         else:
+            previous = annotation.payload
             annotation.payload = payload
             changed.append(annotation)
+        if suggested:
+            annotation.suggestion = suggestion_mark(
+                show=config.suggestions.show,
+                suggested=name in suggested,
+                taken=name in taken,
+                seen=assignment.status == SUBMITTED,
+                changed=payload != previous,
+                before=annotation.suggestion,
+            )
     # Answers not sent this time keep their payload but follow the item's status.
     for annotation in existing.values():
         if annotation.scheme not in normalized and annotation.scheme not in cleared:
@@ -275,7 +293,7 @@ def _write(
         Annotation.objects.filter(project=project, tree=tree, user=user, scheme__in=cleared).delete()
     sql.insert(created)
     for annotation in changed:  # one per scheme, and schemes are few
-        sql.update(annotation, ["payload", "status", "version", "updated_at", "submitted_at"])
+        sql.update(annotation, ["payload", "status", "version", "updated_at", "submitted_at", "suggestion"])
 
     if finished and assignment.kind != Assignment.Kind.WORK:
         # A gold check or training item is scored with the answers, in this transaction (quality.gold).
