@@ -252,19 +252,20 @@ def _write(
     for name, payload in normalized.items():
         annotation = existing.get(name)
         if annotation is None:
-            annotation = Annotation(
-                project=project,
-                tree=tree,
-                user=user,
-                scheme=name,
-                payload=payload,
-                status=status,
-                created_at=now,
-                updated_at=now,
-                submitted_at=now if finished else None,
+            created.append(
+                Annotation(
+                    project=project,
+                    tree=tree,
+                    user=user,
+                    scheme=name,
+                    payload=payload,
+                    status=status,
+                    created_at=now,
+                    updated_at=now,
+                    submitted_at=now if finished else None,
+                )
             )
-            created.append(annotation)
-            previous = None
+            annotation, previous = created[-1], None
         else:
             previous = annotation.payload
             annotation.payload = payload

@@ -115,7 +115,8 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
     except NotAssigned:
         return forbidden(request, "This item is not assigned to you.", project)
-    page_data = _annotate_page_data(item)
+    # A judge's suggestions, when the project shows them on this item now (annotation.work.suggestions).
+    page_data = _annotate_page_data(item) | _suggestions_page_data(item)
     context = {
         "project": project,
         "item": item,
@@ -170,30 +171,25 @@ def _widget_files(schemes: list[Scheme], attribute: str) -> list[str]:
 def _annotate_page_data(item: ItemView) -> dict[str, Any]:
     """What the page script starts from: the item exactly as GET item gives it, the schemes and the URLs."""
     project, tree_id = item.project, item.tree.pk
-    return (
-        {
-            # The tree's messages come in here too: the script draws the rows (with
-            # textContent), which for a 1,000-message tree is ten times cheaper
-            # than rendering them through the template engine.
-            "item": item_data(item),
-            "schemes": [scheme.as_config() for scheme in project_config(project).schemes],
-            "editable": item.editable,
-            # Editable, but behind the page's Edit button (selectors.ItemView.opens_read_only).
-            "read_only": item.opens_read_only,
-            "urls": {
-                "draft": reverse("api:item-draft", kwargs={"name": project.name, "tree_id": tree_id}),
-                "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),
-                "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
-            },
-        }
-        | _training_page_data(item)
-        | _suggestions_page_data(item)
-    )
+    return {
+        # The tree's messages come in here too: the script draws the rows (with
+        # textContent), which for a 1,000-message tree is ten times cheaper
+        # than rendering them through the template engine.
+        "item": item_data(item),
+        "schemes": [scheme.as_config() for scheme in project_config(project).schemes],
+        "editable": item.editable,
+        # Editable, but behind the page's Edit button (selectors.ItemView.opens_read_only).
+        "read_only": item.opens_read_only,
+        "urls": {
+            "draft": reverse("api:item-draft", kwargs={"name": project.name, "tree_id": tree_id}),
+            "submit": reverse("api:item-submit", kwargs={"name": project.name, "tree_id": tree_id}),
+            "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
+        },
+    } | _training_page_data(item)
 
 
 def _suggestions_page_data(item: ItemView) -> dict[str, Any]:
-    """A judge's suggestions, when the project shows them to this item now (one query; none,
-    and no query, in a project without them: annotation.work.suggestions)."""
+    """The judge's suggestions (one query; none, and no query, in a project without them)."""
     suggestions = item_suggestions_data(project=item.project, assignment=item.assignment)
     return {"suggestions": suggestions} if suggestions is not None else {}
 
