@@ -117,3 +117,57 @@ def test_after_nothing_of_the_judge_shows_until_the_item_is_submitted(
     expect(page.locator("[data-suggestion]")).to_be_hidden()
     marks = dict(Annotation.objects.filter(project=project, user=alice).values_list("scheme", "suggestion"))
     assert marks == {"sentiment": "after", "quality": "after"}
+
+
+TREE_CONFIG = (
+    "annotation_schemes:\n"
+    "  - annotation_type: tree_annotation\n"
+    "    name: replies\n"
+    "    description: Rate, rank and choose\n"
+    "    node_scheme: {annotation_type: likert, size: 5}\n"
+    "    path_selection: {enabled: true}\n"
+    "    branch_comparison: {enabled: true, mode: ranking}\n"
+    "suggestions: {from: 'judge:rater', show: before}\n"
+)
+BRANCHING = {
+    "id": "boots",
+    "tree": {
+        "id": "q",
+        "role": "user",
+        "content": "Any boots?",
+        "children": [
+            {"id": "r1", "role": "assistant", "content": "Yes, in brown."},
+            {"id": "r2", "role": "assistant", "content": "No."},
+        ],
+    },
+}
+
+
+def test_a_tree_schemes_suggestion_is_copied_whole_keeping_the_order_the_annotator_was_shown(
+    live_server: Any, page: Page, sign_in: Any
+) -> None:
+    from tests.annotation.annotator_items import project_over
+
+    alice = person("alice")
+    project = project_over("boots", TREE_CONFIG, [BRANCHING], [alice])
+    judge = judge_made("rater")
+    tree_id = project.items.get().tree_id
+    suggested = {
+        "node_annotations": {"r1": {"rating": 5}, "r2": {"rating": 1}},
+        "selected_path": ["q", "r1"],
+        "branch_comparisons": {"q": {"shown_order": ["judge's", "own"], "ranking": ["r1", "r2"]}},
+    }
+    judge_answers(judge, project, tree_id, {"replies": suggested})
+    sign_in(page, alice)
+
+    start(page, live_server, project)
+    page.locator(".tree .node").first.focus()
+    page.keyboard.press("u")
+    expect(page.locator("[data-save-status]")).to_have_text("All changes saved")
+
+    mine = Annotation.objects.get(project=project, user=alice, scheme="replies")
+    assert mine.payload["node_annotations"] == suggested["node_annotations"]
+    assert mine.payload["selected_path"] == ["q", "r1"]
+    assert mine.payload["branch_comparisons"]["q"]["ranking"] == ["r1", "r2"]
+    assert sorted(mine.payload["branch_comparisons"]["q"]["shown_order"]) == ["r1", "r2"]
+    assert mine.suggestion == "before_taken"
