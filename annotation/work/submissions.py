@@ -275,7 +275,7 @@ def _write(
                 show=config.suggestions.show,
                 suggested=name in suggested,
                 taken=name in taken,
-                seen=assignment.status == SUBMITTED,
+                seen=assignment.submitted_at is not None,
                 changed=payload != previous,
                 before=annotation.suggestion,
             )

@@ -48,11 +48,12 @@ def item_suggestions(
 
 def suggestions_shown(*, assignment: Assignment, config: ProjectConfig) -> bool:
     """Whether the annotator may see the suggestions on this item now: the project has them,
-    the item is real work, and (``show: after``) they have submitted it."""
+    the item is real work, and (``show: after``) they have submitted it (once: work a reviewer
+    sent back has been seen with its suggestion, and keeps it)."""
     show = config.suggestions.show
     if not config.suggestions.enabled or assignment.kind != Assignment.Kind.WORK:
         return False
-    return show == "before" or assignment.status == Assignment.Status.SUBMITTED
+    return show == "before" or assignment.submitted_at is not None
 
 
 def suggestions_data(*, config: ProjectConfig, suggested: dict[str, Any]) -> dict[str, Any]:
@@ -100,10 +101,10 @@ def suggestion_mark(
     """What an answer written now records (``Annotation.Suggestion``).
 
     ``suggested``: the judge answered this scheme; ``taken``: the annotator copied it in
-    (``show: before`` only); ``seen``: the item was submitted before this write (so, with
-    ``show: after``, the suggestion has been shown); ``changed``: this write changes the answer;
-    ``before``: what the answer recorded until now. A mark saying the suggestion was copied,
-    or seen before a change, stays.
+    (``show: before`` only); ``seen``: the item was submitted before this write, if only before
+    a reviewer sent it back (so, with ``show: after``, the suggestion has been shown);
+    ``changed``: this write changes the answer; ``before``: what the answer recorded until now.
+    A mark saying the suggestion was copied, or seen before a change, stays.
     """
     if not suggested:
         return before

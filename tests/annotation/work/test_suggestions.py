@@ -281,3 +281,39 @@ def test_the_page_with_suggestions_costs_one_query_more_whatever_the_trees_size(
         response = client.get(item_page(project, held.tree_id))
 
     assert len(page_data(response)["suggestions"]["schemes"]) == 2
+
+
+def test_work_sent_back_keeps_its_after_suggestion_and_a_change_to_it_says_it_was_seen(alice, judge):
+    from annotation.models import Membership
+    from annotation.projects.services import membership_add
+    from annotation.review.services import review_decide
+
+    maggie = person("maggie")
+    project = project_judged("after", alice, judge)
+    membership_add(project=project, user=maggie, role=Membership.Role.REVIEWER)
+    held = item_next(project=project, user=alice)
+    client = client_for(alice)
+    post_json(
+        client,
+        api(project, held.tree_id, "submit"),
+        {
+            "annotations": {"sentiment": {"label": "positive"}, "quality": {"rating": 4}},
+            "version": held.version,
+        },
+    )
+    held.refresh_from_db()
+    review_decide(
+        assignment=held, reviewer=maggie, decision="rejected", comment="Look again", version=held.version
+    )
+    held.refresh_from_db()
+
+    data = page_data(client.get(item_page(project, held.tree_id)))
+    post_json(
+        client,
+        api(project, held.tree_id, "submit"),
+        {"annotations": {"sentiment": {"label": "negative"}}, "version": held.version},
+    )
+
+    assert held.status == Assignment.Status.LEASED
+    assert [entry["scheme"] for entry in data["suggestions"]["schemes"]] == ["sentiment", "quality"]
+    assert marks(project, alice) == {"sentiment": "after_seen", "quality": "after"}
