@@ -28,7 +28,7 @@ from annotation.bounded_yaml import load_yaml
 from annotation.models import Project
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from annotation.projects.quality_config import QualityConfig, parse_quality
-from annotation.projects.suggestion_config import SuggestionConfig, parse_suggestions
+from annotation.projects.suggestion_config import SuggestionConfig, judge_account_check, parse_suggestions
 from annotation.projects.workflow_config import WorkflowConfig, parse_workflow
 from annotation.schemes import SCHEMES, Scheme
 
@@ -201,6 +201,8 @@ def config_from_data(raw: Any, *, saved: bool = False) -> ProjectConfig:
     assignment = _assignment(raw, problems, notes)
     quality = parse_quality(raw, [scheme.name for scheme in schemes], problems, notes)
     suggestions = parse_suggestions(raw, problems)
+    if not saved:
+        judge_account_check(suggestions, problems)
     title = raw.get("annotation_task_name", "")
     if not isinstance(title, str):
         problems.add("annotation_task_name", f"must be a string, got {describe(title)}")

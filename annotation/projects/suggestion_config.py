@@ -10,9 +10,11 @@ the judge anchoring them); ``show: before`` shows it while they answer, with a
 key that copies it into their answers (to speed them up). Which one an answer was
 made under is kept with it (``Annotation.suggestion``) and exported.
 
-Only the account's name is checked here (a config is parsed without the
-database); a name no account has simply suggests nothing. Errors name the key
-path, like every config error: ``suggestions.show: "during" is not one of after, before``.
+A config coming in (``parse_config``, every door) must name a judge's account
+that exists (``judge_account_check``: one query); a project's saved config, read
+back, is not checked again, so a judge's account that goes later simply suggests
+nothing. Errors name the key path, like every config error:
+``suggestions.show: "during" is not one of after, before``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from django.contrib.auth import get_user_model
 
 from annotation.problems import Problems, describe, join
 
@@ -29,6 +33,8 @@ SHOW = ("after", "before")
 # A judge's account is named ``judge:<name>`` (evaluation.llm.judges.ACCOUNT_PREFIX); annotation
 # sits below evaluation, so the prefix is spelled here rather than imported.
 JUDGE_PREFIX = "judge:"
+# How many judges' names an error lists.
+MAX_JUDGES_NAMED = 20
 
 
 @dataclass(frozen=True)
@@ -91,3 +97,25 @@ def parse_suggestions(raw: Mapping[str, Any], problems: Problems) -> SuggestionC
     if not source or not show:
         return NONE
     return SuggestionConfig(source=source, show=show)
+
+
+def judge_account_check(suggestions: SuggestionConfig, problems: Problems) -> None:
+    """The judge named in ``from`` must have an account (one query, only for a config with
+    suggestions): a typo would otherwise suggest nothing, silently. Names the judges there are."""
+    if not suggestions.enabled:
+        return
+    judges = sorted(
+        get_user_model()
+        .objects.filter(username__startswith=JUDGE_PREFIX)
+        .values_list("username", flat=True)[:MAX_JUDGES_NAMED]
+    )
+    if suggestions.source in judges:
+        return
+    if get_user_model().objects.filter(username=suggestions.source).exists():
+        return  # past the names listed
+    known = (
+        f" (judges: {', '.join(judges)})"
+        if judges
+        else " (there are no judges yet: make one in the admin first)"
+    )
+    problems.add(join(SECTION, "from"), f'no judge has the account "{suggestions.source}"{known}')

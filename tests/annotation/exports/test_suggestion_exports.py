@@ -113,7 +113,7 @@ def test_an_export_read_back_into_a_project_keeps_its_marks_and_exports_the_same
     }
 
 
-def test_an_import_names_a_mark_it_does_not_know(alice):
+def test_an_import_names_a_mark_it_does_not_know(alice, judge):
     project = suggested_project("strict", "before", [alice])
     record = {
         "id": "c0",
@@ -161,7 +161,7 @@ RANKED = {
 
 
 @pytest.mark.parametrize(("show", "expected"), [("before", "before_taken"), (None, None)])
-def test_pairs_and_sft_lines_say_whether_a_suggestion_was_visible(alice, show, expected):
+def test_pairs_and_sft_lines_say_whether_a_suggestion_was_visible(alice, judge, show, expected):
     dataset = DatasetFactory(name="shop")
     PotatoTreeFactory(dataset=dataset, item=BRANCHING)
     config = TREE_CONFIG + (f"suggestions: {{from: 'judge:rater', show: {show}}}\n" if show else "")

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from annotation.problems import ProblemsError
-from annotation.projects.config import parse_config
+from annotation.projects.config import parse_config, project_config
+from annotation.projects.services import project_config_update
+from tests.annotation.suggested import judge_made
+from tests.factories import ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
 
 SCHEMES = (
     "annotation_schemes:\n"
@@ -29,6 +34,7 @@ def test_a_project_without_the_section_has_no_suggestions_and_its_stored_config_
 
 @pytest.mark.parametrize("show", ["after", "before"])
 def test_a_judge_and_when_to_show_it_are_read_and_stored(show):
+    judge_made("rater")
     config = parse_config(SCHEMES + f"suggestions: {{from: 'judge:rater', show: {show}}}\n")
 
     assert (config.suggestions.source, config.suggestions.show) == ("judge:rater", show)
@@ -78,3 +84,33 @@ def test_a_collection_project_cannot_have_suggestions():
     assert problems == [
         "suggestions: applies to projects that annotate schemes, not to collection (workflow:) projects"
     ]
+
+
+def test_a_judge_no_account_has_is_refused_naming_the_judges_there_are():
+    judge_made("rater")
+    judge_made("grader")
+
+    assert problems_of(SCHEMES + "suggestions: {from: 'judge:ratr', show: after}\n") == [
+        'suggestions.from: no judge has the account "judge:ratr" (judges: judge:grader, judge:rater)'
+    ]
+
+
+def test_with_no_judges_yet_the_error_says_to_make_one_first():
+    UserFactory(username="alice")
+
+    assert problems_of(SCHEMES + "suggestions: {from: 'judge:rater', show: before}\n") == [
+        'suggestions.from: no judge has the account "judge:rater" '
+        "(there are no judges yet: make one in the admin first)"
+    ]
+
+
+def test_a_saved_config_whose_judge_is_gone_still_reads_and_suggests_nothing_new():
+    judge = judge_made("rater")
+    project = ProjectFactory(config_yaml=SCHEMES)
+    project_config_update(
+        project=project, config_yaml=SCHEMES + "suggestions: {from: 'judge:rater', show: after}\n"
+    )
+    judge.user.username = "judge:renamed"
+    judge.user.save()
+
+    assert project_config(project).suggestions.source == "judge:rater"

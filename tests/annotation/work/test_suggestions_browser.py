@@ -28,8 +28,8 @@ JUDGE_SAYS = {"sentiment": {"label": "negative"}, "quality": {"rating": 2}}
 
 
 def judged(name: str, show: str, alice: Any) -> Any:
-    project = suggested_project(name, show, [alice], items=2)
     judge = judge_made("rater")
+    project = suggested_project(name, show, [alice], items=2)
     for item in project.items.all():
         judge_answers(judge, project, item.tree_id, JUDGE_SAYS)
     return project
@@ -149,8 +149,8 @@ def test_a_tree_schemes_suggestion_is_copied_whole_keeping_the_order_the_annotat
     from tests.annotation.annotator_items import project_over
 
     alice = person("alice")
-    project = project_over("boots", TREE_CONFIG, [BRANCHING], [alice])
     judge = judge_made("rater")
+    project = project_over("boots", TREE_CONFIG, [BRANCHING], [alice])
     tree_id = project.items.get().tree_id
     suggested = {
         "node_annotations": {"r1": {"rating": 5}, "r2": {"rating": 1}},
