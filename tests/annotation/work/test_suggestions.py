@@ -317,3 +317,31 @@ def test_work_sent_back_keeps_its_after_suggestion_and_a_change_to_it_says_it_wa
     assert held.status == Assignment.Status.LEASED
     assert [entry["scheme"] for entry in data["suggestions"]["schemes"]] == ["sentiment", "quality"]
     assert marks(project, alice) == {"sentiment": "after_seen", "quality": "after"}
+
+
+@pytest.mark.parametrize("show", ["before", "after"])
+def test_a_write_costs_one_query_more_with_suggestions_whatever_the_trees_size(alice, judge, show):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.work.submissions import draft_save
+    from tests.annotation.annotator_items import project_over
+    from tests.annotation.suggested import config_with, conversation
+
+    def draft_cost(suggestions: str | None, size: int) -> int:
+        project = project_over(
+            f"cost-{suggestions}-{size}", config_with(suggestions), [conversation("c0", size)], [alice]
+        )
+        held = item_next(project=project, user=alice)
+        judge_answers(judge, project, held.tree_id, JUDGE_SAYS)
+        with CaptureQueriesContext(connection) as queries:
+            draft_save(
+                project=project,
+                tree=held.tree_id,
+                user=alice,
+                answers={"sentiment": {"label": "negative"}},
+                version=held.version,
+            )
+        return len(queries)
+
+    assert draft_cost(show, 2) == draft_cost(show, 200) == draft_cost(None, 2) + 1
