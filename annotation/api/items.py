@@ -31,7 +31,7 @@ from annotation.work.assignment import item_lease
 from annotation.work.item_json import assignment_data, item_data, messages_data, tree_data
 from annotation.work.selectors import item_view
 from annotation.work.submissions import draft_save, item_skip, item_submit
-from annotation.work.suggestions import submitted_suggestions_data
+from annotation.work.suggestions import item_suggestions_data, submitted_suggestions_data
 
 # Versions and times are stored in 32-bit columns on PostgreSQL.
 MAX_VERSION = 2**31 - 1
@@ -157,6 +157,12 @@ class ItemOutputSerializer(serializers.Serializer):
     assignment = AssignmentOutputSerializer()
     annotations = serializers.DictField(help_text="The annotator's own answers, by scheme name.")
     progress = ProgressOutputSerializer()
+    suggestions = serializers.JSONField(
+        required=False,
+        help_text="Only in a project with a judge's suggestions, when they show on this item now "
+        "(`show: before`, or once submitted with `show: after`): `from`, `judge`, `show` and `schemes`, "
+        "each with its `scheme`, `description`, `payload` and `text`.",
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return item_data(instance)
@@ -198,6 +204,14 @@ def _valid(serializer_class: type[serializers.Serializer], request: Request) -> 
     return serializer.validated_data
 
 
+def _suggestions(item: Any) -> dict[str, Any]:
+    """A judge's suggestions, as the annotate page has them, in a project with them (one query;
+    none, no key and no query, in any other): what an API client answers beside is what the
+    answer records (``annotation.work.suggestions``)."""
+    suggestions = item_suggestions_data(project=item.project, assignment=item.assignment)
+    return {"suggestions": suggestions} if suggestions is not None else {}
+
+
 class LoopApi(ProjectApi):
     """The annotator's loop, throttled apart from the rest of the API (``API_THROTTLE_LOOP``)."""
 
@@ -229,7 +243,7 @@ class ItemNextApi(LoopApi):
             assignment=lease.assignment,
             answers=lease.answers,
         )
-        return Response(ItemOutputSerializer(item).data)
+        return Response(ItemOutputSerializer(item).data | _suggestions(item))
 
 
 class ItemDetailApi(LoopApi):
@@ -238,7 +252,7 @@ class ItemDetailApi(LoopApi):
         """The annotator's own item: the tree and its messages, their assignment, answers and progress."""
         project = self.project_for_viewing(request, name)
         item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
-        return Response(ItemOutputSerializer(item).data)
+        return Response(ItemOutputSerializer(item).data | _suggestions(item))
 
 
 class ItemDraftApi(LoopApi):

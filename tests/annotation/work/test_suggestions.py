@@ -345,3 +345,17 @@ def test_a_write_costs_one_query_more_with_suggestions_whatever_the_trees_size(a
         return len(queries)
 
     assert draft_cost(show, 2) == draft_cost(show, 200) == draft_cost(None, 2) + 1
+
+
+@pytest.mark.parametrize(("show", "shown"), [("before", True), ("after", False), (None, False)])
+def test_the_api_gives_the_item_with_the_suggestions_the_page_would_show(alice, judge, show, shown):
+    project = project_judged(show, alice, judge)
+    client = client_for(alice)
+
+    handed = client.post(reverse("api:item-next", kwargs={"name": project.name})).json()
+    again = client.get(api(project, handed["tree"]["id"], "detail")).json()
+
+    for item in (handed, again):
+        assert ("suggestions" in item) is shown
+        if shown:
+            assert item["suggestions"]["judge"] == "rater"
