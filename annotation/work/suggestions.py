@@ -6,8 +6,9 @@ read in one query, and only for projects with the option, so an annotator of any
 project is never shown one and their page costs what it did. ``show: before`` puts it on the
 page while the annotator answers; ``show: after`` only once they have submitted the item, so
 their answer is their own. Gold checks and training items never show one: they measure the
-annotator against known answers. The judge's account never holds an assignment, so its
-answers are never handed out as anyone's work.
+annotator against known answers. The judge's answers are never handed out as anyone's
+work: an annotator's item carries their own answers only (``selectors.item_view``), and the
+judge's reach them only here, marked as a suggestion.
 
 Each answer written keeps ``Annotation.suggestion`` (``suggestion_mark``): whether a
 suggestion was visible when it was made, and whether the annotator copied it in.
