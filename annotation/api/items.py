@@ -289,7 +289,8 @@ class SubmitOutputSerializer(WriteOutputSerializer):
         allow_null=True,
         help_text="In a project whose suggestions show after answering: the judge's answers to the item, "
         "now that it is submitted (`from`, `judge`, `show` and `schemes`, each with its `scheme`, "
-        "`description`, `payload` and `text`); null otherwise.",
+        "`description`, `payload` and `text`, and the annotator's own answer in words, `yours`); "
+        "null otherwise.",
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
 from annotation.models import Annotation, Assignment, Project
 from annotation.projects.config import ProjectConfig, project_config
@@ -36,15 +37,26 @@ def item_suggestions(
     config = config or project_config(project)
     if not config.suggestions.enabled:
         return {}
-    names = [scheme.name for scheme in config.schemes]
+    return _answers(project, tree_id, config)[0]
+
+
+def _answers(
+    project: Project, tree_id: int, config: ProjectConfig, annotator: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The judge's submitted answers to the item by scheme, and ``annotator``'s (any status),
+    in one query."""
+    judge = get_user_model().objects.filter(username=config.suggestions.source).values("pk")[:1]
+    whose = Q(user__in=judge, status=Annotation.Status.SUBMITTED)
+    if annotator is not None:
+        whose |= Q(user_id=annotator)
     rows = Annotation.objects.filter(
-        project=project,
-        tree_id=tree_id,
-        user__in=get_user_model().objects.filter(username=config.suggestions.source).values("pk")[:1],
-        status=Annotation.Status.SUBMITTED,
-        scheme__in=names,
-    ).values_list("scheme", "payload")
-    return dict(rows)
+        whose, project=project, tree_id=tree_id, scheme__in=[scheme.name for scheme in config.schemes]
+    ).values_list("user_id", "scheme", "payload")
+    suggested: dict[str, Any] = {}
+    mine: dict[str, Any] = {}
+    for user_id, scheme, payload in rows:
+        (mine if user_id == annotator else suggested)[scheme] = payload
+    return suggested, mine
 
 
 def suggestions_shown(*, assignment: Assignment, config: ProjectConfig) -> bool:
@@ -57,9 +69,12 @@ def suggestions_shown(*, assignment: Assignment, config: ProjectConfig) -> bool:
     return show == "before" or assignment.submitted_at is not None
 
 
-def suggestions_data(*, config: ProjectConfig, suggested: dict[str, Any]) -> dict[str, Any]:
+def suggestions_data(
+    *, config: ProjectConfig, suggested: dict[str, Any], mine: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What the page shows: who suggests (the judge's name), when, and each scheme's answer
-    with its words (``answer_text``), in the config's order."""
+    with its words (``answer_text``), in the config's order; with ``mine`` (shown after
+    answering), the annotator's own answer in words beside it (``yours``)."""
     source = config.suggestions.source
     return {
         "from": source,
@@ -72,6 +87,7 @@ def suggestions_data(*, config: ProjectConfig, suggested: dict[str, Any]) -> dic
                 "payload": suggested[scheme.name],
                 "text": answer_text(scheme, suggested[scheme.name]),
             }
+            | ({"yours": answer_text(scheme, mine.get(scheme.name))} if mine is not None else {})
             for scheme in config.schemes
             if scheme.name in suggested
         ],
@@ -83,9 +99,12 @@ def item_suggestions_data(*, project: Project, assignment: Assignment) -> dict[s
     config = project_config(project)
     if not suggestions_shown(assignment=assignment, config=config):
         return None
-    return suggestions_data(
-        config=config, suggested=item_suggestions(project=project, tree_id=assignment.tree_id, config=config)
-    )
+    if config.suggestions.show == "after":
+        # Shown to compare: the annotator's answers beside the judge's, read with them.
+        suggested, mine = _answers(project, assignment.tree_id, config, assignment.user_id)
+        return suggestions_data(config=config, suggested=suggested, mine=mine)
+    suggested = item_suggestions(project=project, tree_id=assignment.tree_id, config=config)
+    return suggestions_data(config=config, suggested=suggested)
 
 
 def submitted_suggestions_data(*, project: Project, assignment: Assignment) -> dict[str, Any] | None:

@@ -48,11 +48,21 @@ export function createSuggestions(options) {
     shown = suggestions;
     var before = suggestions.show === "before";
     var rows = part("suggestion-rows");
+    // Shown after answering, the annotator's own answers are beside the judge's.
+    var yours = suggestions.schemes.some(function (entry) {
+      return entry.yours !== undefined;
+    });
+    var head = part("suggestion-head");
+    head.textContent = "";
+    ["Question", "Suggested answer"].concat(yours ? ["Your answer"] : []).forEach(function (text) {
+      head.appendChild(el("th", { scope: "col", text: text }));
+    });
     rows.textContent = "";
     suggestions.schemes.forEach(function (entry) {
       rows.appendChild(el("tr", { "data-suggestion-scheme": entry.scheme }, [
         el("th", { scope: "row", text: entry.description || entry.scheme }),
-        el("td", { text: entry.text }),
+        el("td", { "data-suggested": true, text: entry.text }),
+        yours ? el("td", { "data-yours": true, text: entry.yours }) : null,
       ]));
     });
     part("suggestion-heading").textContent = "Model suggestion: " + suggestions.judge;

@@ -111,7 +111,10 @@ def test_after_nothing_of_the_judge_reaches_the_page_until_the_annotator_submits
 
     assert "suggestions" not in page_data(page) and "judge:rater" not in page.content.decode()
     assert submitted.status_code == 200
-    assert [entry["text"] for entry in submitted.json()["suggestions"]["schemes"]] == ["negative", "2 of 5"]
+    assert [(entry["text"], entry["yours"]) for entry in submitted.json()["suggestions"]["schemes"]] == [
+        ("negative", "positive"),
+        ("2 of 5", "4 of 5"),
+    ]
     assert again["suggestions"]["show"] == "after"
     assert [entry["scheme"] for entry in again["suggestions"]["schemes"]] == ["sentiment", "quality"]
 

@@ -67,6 +67,7 @@ def test_before_the_suggestion_shows_while_answering_and_u_copies_it_undoably(
     expect(region).to_contain_text("judge:rater")
     expect(region.locator("[data-suggestion-scheme='sentiment'] td")).to_have_text("negative")
     expect(region.locator("[data-suggestion-scheme='quality'] td")).to_have_text("2 of 5")
+    expect(region.get_by_role("columnheader", name="Your answer")).to_have_count(0)
     expect(choice(page, "widget-radio", "negative")).not_to_be_checked()
     screenshots(page, "before")
 
@@ -107,6 +108,9 @@ def test_after_nothing_of_the_judge_shows_until_the_item_is_submitted(
     region = page.get_by_role("region", name="Model suggestion: rater")
     expect(region).to_be_visible()
     expect(region).to_contain_text("You see it only now that you have submitted")
+    expect(region.get_by_role("columnheader", name="Your answer")).to_be_visible()
+    expect(region.locator("[data-suggestion-scheme='quality'] [data-yours]")).to_have_text("4 of 5")
+    expect(region.locator("[data-suggestion-scheme='quality'] [data-suggested]")).to_have_text("2 of 5")
     expect(region.get_by_role("button", name="Use the suggestion")).to_be_hidden()
     expect(page.get_by_role("button", name="Next item")).to_be_focused()
     expect(choice(page, "widget-radio", "positive")).to_be_disabled()
