@@ -290,8 +290,11 @@ class Annotation(models.Model):
         BEFORE = "before", "visible while answering"
         BEFORE_TAKEN = "before_taken", "visible, and copied into the answer"
 
-    # Written with the answer by annotation.work.submissions (annotation.work.suggestions says which).
-    suggestion = models.CharField(max_length=16, choices=Suggestion.choices, default="", blank=True)
+    # Written with the answer by annotation.work.submissions (annotation.work.suggestions says which);
+    # empty in the database too, for the writes that name their columns (collection's tasks).
+    suggestion = models.CharField(
+        max_length=16, choices=Suggestion.choices, default="", db_default="", blank=True
+    )
 
     objects = AnnotationQuerySet.as_manager()
 
