@@ -134,7 +134,8 @@ export function createSuggestions(options) {
   part("suggestion-use").addEventListener("click", use);
   part("suggestion-next").addEventListener("click", options.autosave.next);
   document.addEventListener("keydown", function (event) {
-    if (event.key !== "u" || event.altKey || event.ctrlKey || event.metaKey || isTextEntry(event.target)) {
+    // A key the page's own keys took (a label whose key_value is u) stays theirs.
+    if (event.key !== "u" || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || isTextEntry(event.target)) {
       return;
     }
     var help = part("help");
