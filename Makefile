@@ -51,11 +51,12 @@ print(f"wrote {path}: DEBUG=1 and a new SECRET_KEY, for local use")
 endef
 export WRITE_LOCAL_ENV
 
-## Lint and run the whole suite in two workers (against $$DATABASE_URL when it is set)
+## Lint and run the whole suite in two workers (against $$DATABASE_URL when it is set);
+## PYTEST_ARGS passes more to pytest (CI's PostgreSQL pass: -m "not browser")
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -n 2; status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; status=0; fi; exit $$status
+	$(BIN)/pytest -n 2 $(PYTEST_ARGS); status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; status=0; fi; exit $$status
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -166,6 +166,10 @@ class Assignment(models.Model):
     # Time the annotator had the item open, summed over visits (milliseconds):
     # one measure per item, whatever the number of schemes answered.
     time_spent_ms = models.PositiveBigIntegerField(default=0)
+    # The annotate page's draft that wrote last ("<page>:<sequence>"), empty after any other
+    # write: a page leaving with a save under way sends its last changes at once, based on the
+    # same version, and either may arrive first (annotation.work.submissions).
+    last_page_save = models.CharField(max_length=48, blank=True, default="")
 
     class Kind(models.TextChoices):
         WORK = "work"

@@ -13,7 +13,8 @@ names it, like every other refused input).
     POST projects/{name}/rubrics/{rubric}/evaluate-jobs   the same, in a job (202 Accepted)
     GET  projects/{name}/rubrics/{rubric}/results         stored results, paginated
     GET  projects/{name}/rubrics/{rubric}/report          the report's figures (as report.json)
-    GET  projects/{name}/agreement                        agreement per scheme, field and annotator pair
+    GET  projects/{name}/agreement                        agreement per scheme, field and annotator pair,
+                                                          and model judges against the people
     POST projects/{name}/agreement-jobs                   recompute it, in a job (202 Accepted)
 
 ``results`` and ``report`` take ``version`` (a number), ``source`` (best,
@@ -40,6 +41,7 @@ from annotation.problems import Problem, ProblemsError, join
 from annotation.projects.selectors import project_visible_get
 from evaluation import permissions
 from evaluation.agreement.project import agreement_current
+from evaluation.judge_api import FieldJudgesSerializer
 from evaluation.models import EvaluationResult, Rubric
 from evaluation.selectors import (
     BEST,
@@ -381,6 +383,11 @@ class AgreementFieldSerializer(serializers.Serializer):
     n_annotators = serializers.IntegerField()
     measures = AgreementMeasureSerializer(many=True)
     pairs = AgreementPairSerializer(many=True, help_text="Annotators who answered a unit in common.")
+    judges = FieldJudgesSerializer(
+        allow_null=True,
+        help_text="Model judges against the people (who are the only annotators above); null when no "
+        "judge answered the field.",
+    )
 
 
 class AgreementAnnotatorSerializer(serializers.Serializer):
@@ -415,6 +422,7 @@ class AgreementSchemeSerializer(serializers.Serializer):
     scheme = serializers.CharField()
     type = serializers.CharField(help_text="The annotation type, or collection workflow.")
     annotations = serializers.IntegerField(help_text="Submitted answers counted (reference answers are not).")
+    judge_annotations = serializers.IntegerField(help_text="Model judges' answers, measured apart.")
     note = serializers.CharField(allow_blank=True, help_text="Why the scheme has no fields, if so.")
     fields = AgreementFieldSerializer(many=True)
     reference = AgreementReferenceSerializer(
@@ -435,6 +443,10 @@ class AgreementSerializer(serializers.Serializer):
     references = serializers.ListField(
         child=serializers.CharField(),
         help_text="Accounts holding a corpus's reference answers: not annotators.",
+    )
+    judges = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Model judges' accounts (judge:NAME, source model): not annotators, measured against them.",
     )
     schemes = AgreementSchemeSerializer(many=True)
 
@@ -474,8 +486,9 @@ class AgreementApi(APIView):
 
         Submitted answers count, imported ones included; gold and training work does not. A corpus's
         reference answers are not an annotator: each annotator is measured against them under the
-        scheme's ``reference``. The figures are computed once and kept until an answer is submitted,
-        imported or changed.
+        scheme's ``reference``. Model judges (``judge:NAME`` accounts, source ``model``) are not
+        annotators either: each field's ``judges`` measures them against the people. The figures are
+        computed once and kept until an answer is submitted, imported or changed.
         """
         project = project_visible_get(user=request.user, name=name)
         if not permissions.can_view_report(request.user, project):

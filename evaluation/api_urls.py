@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from evaluation import api
+from evaluation import api, judge_api
+from evaluation.llm import api as judges_api
 
 app_name = "evaluation-api"
 
@@ -17,4 +18,11 @@ urlpatterns = [
     path(f"{PROJECT_RUBRIC}/report", api.ReportApi.as_view(), name="report"),
     path("projects/<slug:name>/agreement", api.AgreementApi.as_view(), name="agreement"),
     path("projects/<slug:name>/agreement-jobs", api.AgreementJobApi.as_view(), name="agreement-jobs"),
+    path("judges", judges_api.JudgeListApi.as_view(), name="judges"),
+    path("judges/<slug:judge>/runs", judges_api.JudgeRunApi.as_view(), name="judge-runs"),
+    path(
+        "projects/<slug:name>/judges/<slug:judge>/report",
+        judge_api.JudgeReportApi.as_view(),
+        name="judge-report",
+    ),
 ]

@@ -25,6 +25,7 @@ from annotation.projects.selectors import project_visible_get
 from evaluation import charts, permissions
 from evaluation.agreement import charts as agreement_charts
 from evaluation.agreement.project import agreement_current
+from evaluation.judge_pages import judge_report_links, judges_section
 from evaluation.models import EvaluationResult, Rubric
 from evaluation.selectors import (
     BEST,
@@ -254,18 +255,21 @@ def project_agreement(request: HttpRequest, name: str) -> HttpResponse:
     if isinstance(project, HttpResponse):
         return project
     current = agreement_current(project)
+    reports = judge_report_links(project, current.figures["judges"])
     context = {
         "project": project,
         "figures": current.figures,
         "recomputed": current.recomputed,
+        "judge_reports": sorted(reports.items()),
         "schemes": [
-            _agreement_section(scheme, index) for index, scheme in enumerate(current.figures["schemes"])
+            _agreement_section(scheme, index, reports)
+            for index, scheme in enumerate(current.figures["schemes"])
         ],
     }
     return render(request, "evaluation/agreement.html", context)
 
 
-def _agreement_section(scheme: dict[str, Any], index: int) -> dict[str, Any]:
+def _agreement_section(scheme: dict[str, Any], index: int, reports: dict[str, str]) -> dict[str, Any]:
     """A scheme's figures with their charts: a bar per field, a matrix per pair measure of each field."""
     fields = []
     for number, field in enumerate(scheme["fields"]):
@@ -284,7 +288,8 @@ def _agreement_section(scheme: dict[str, Any], index: int) -> dict[str, Any]:
                     "more": max(len(listed) - PAIRS_LISTED, 0),
                 }
             )
-        fields.append({**field, "matrices": matrices})
+        judges = judges_section(field["judges"], reports) if field.get("judges") else None
+        fields.append({**field, "matrices": matrices, "judges": judges})
     chart = agreement_charts.headline_chart(scheme, f"scheme-{index}") if scheme["fields"] else None
     reference = _reference_section(scheme["reference"]) if scheme.get("reference") else None
     return {**scheme, "fields": fields, "chart": chart, "reference": reference}

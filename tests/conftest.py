@@ -88,6 +88,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     chromium = shutil.which("chromium") or os.path.exists("/usr/bin/chromium")
     require_browser = os.environ.get("BRANCHPOINT_REQUIRE_BROWSER") == "1"
     for item in items:
+        if "browser" in getattr(item, "fixturenames", ()) and "browser" not in item.keywords:
+            item.add_marker(pytest.mark.browser)  # so that `-m "not browser"` leaves out every page test
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(
                 pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://... (CI does)")

@@ -13,6 +13,7 @@ serializers declare their fields for readers and the schema.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -30,7 +31,7 @@ from annotation.quality.training import training_feedback
 from annotation.work.assignment import item_lease
 from annotation.work.item_json import assignment_data, item_data, messages_data, tree_data
 from annotation.work.selectors import item_view
-from annotation.work.submissions import draft_save, item_skip, item_submit
+from annotation.work.submissions import PageSave, draft_save, item_skip, item_submit
 from annotation.work.suggestions import item_suggestions_data, submitted_suggestions_data
 
 # Versions and times are stored in 32-bit columns on PostgreSQL.
@@ -65,25 +66,55 @@ class AnswersInputSerializer(serializers.Serializer):
         item); anything else goes through the fields, for their errors."""
         # (A body with suggestions_taken, sent only in projects with suggestions, goes through
         # the fields, which check its items.)
-        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"}:
+        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"} | (
+            set(self.fields) - {"suggestions_taken"}
+        ):
             answers, version = data.get("annotations", {}), data.get("version")
             spent = data.get("time_spent_ms", 0)
+            page, sequence = data.get("page"), data.get("sequence")
             if (
                 isinstance(answers, dict)
                 and _whole(version, 1, MAX_VERSION)
                 and _whole(spent, 0, MAX_TIME_SPENT_MS)
+                and (page is None) == (sequence is None)
             ):
-                return {
+                value = {
                     "annotations": answers,
                     "version": version,
                     "time_spent_ms": spent,
                     "suggestions_taken": [],
                 }
+                if page is None:
+                    return value
+                if isinstance(page, str) and PAGE_NAME.fullmatch(page) and _whole(sequence, 1, MAX_VERSION):
+                    return value | {"page": page, "sequence": sequence}
         return super().to_internal_value(data)
 
 
 def _whole(value: Any, low: int, high: int) -> bool:
     return type(value) is int and low <= value <= high
+
+
+# The name an annotate page takes for itself on loading (autosave.js).
+PAGE_NAME = re.compile(r"[A-Za-z0-9_-]{8,32}")
+
+
+class DraftInputSerializer(AnswersInputSerializer):
+    page = serializers.RegexField(
+        PAGE_NAME.pattern,
+        required=False,
+        help_text="The annotate page's name for itself (8 to 32 letters, digits, - or _), with `sequence`: "
+        "a draft whose `version` is old is still taken when every write since was an earlier draft "
+        "of the same page (a page left with a save under way sends its last changes at once).",
+    )
+    sequence = serializers.IntegerField(
+        min_value=1, max_value=MAX_VERSION, required=False, help_text="The draft's number on its page."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("page" in attrs) != ("sequence" in attrs):
+            raise serializers.ValidationError("page and sequence go together")
+        return attrs
 
 
 class SkipInputSerializer(serializers.Serializer):
@@ -259,13 +290,13 @@ class ItemDraftApi(LoopApi):
     @extend_schema(
         tags=LOOP,
         operation_id="items_draft",
-        request=AnswersInputSerializer,
+        request=DraftInputSerializer,
         responses={200: WriteOutputSerializer, 409: STALE},
     )
     def put(self, request: Request, name: str, tree_id: int) -> Response:
         """Keep the answers as a draft; refused whole if any answer is wrong or the version is old."""
         project = self.project_for_annotating(request, name)
-        data = _valid(AnswersInputSerializer, request)
+        data = _valid(DraftInputSerializer, request)
         assignment = draft_save(
             project=project,
             tree=tree_id,
@@ -274,6 +305,7 @@ class ItemDraftApi(LoopApi):
             version=data["version"],
             time_spent_ms=data["time_spent_ms"],
             suggestions_taken=data["suggestions_taken"],
+            page_save=PageSave(data["page"], data["sequence"]) if "page" in data else None,
         )
         return Response(WriteOutputSerializer(assignment).data)
 

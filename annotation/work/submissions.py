@@ -4,6 +4,15 @@ Every write names the item version it was based on; a write based on an
 older version is refused (``StaleVersion``) rather than silently overwriting
 newer work from another tab or device. Payloads are checked by their scheme
 before anything is written: any problem refuses the whole write.
+
+One exception keeps the annotator's last change when a page is left with a save
+under way: the annotate page names itself and numbers its drafts (``PageSave``),
+and sends its last changes at once, based on the same version as the save under
+way. The two may arrive in either order, or together. A draft is taken when its
+version is current, or when every write since its version was an earlier draft of
+the same page (each draft carries all the page's answers, so the later one holds
+the earlier one's changes); an earlier draft arriving after a later one is refused
+as stale. A write that waited for another's lock reads the answers it left.
 """
 
 from __future__ import annotations
@@ -39,6 +48,30 @@ class StaleVersion(Exception):
     def __init__(self, current: int):
         super().__init__(f"this item has changed since you loaded it (now version {current}); reload it")
         self.current = current
+
+
+@dataclass(frozen=True)
+class PageSave:
+    """Which annotate page sent a draft (a random name it took on loading), and its draft's
+    number on that page (counting up)."""
+
+    page: str
+    sequence: int
+
+    def mark(self, version: int) -> str:
+        """What the draft leaves on the assignment (``last_page_save``), with the version it made."""
+        return f"{self.page}:{self.sequence}:{version}"
+
+    def follows(self, assignment: Assignment) -> bool:
+        """Whether the assignment's last write was an earlier draft of this page: a write of any
+        other kind leaves no mark, or leaves a version other than the mark's."""
+        page, sequence, version = [*assignment.last_page_save.split(":"), "", "", ""][:3]
+        return (
+            page == self.page
+            and sequence.isdigit()
+            and int(sequence) < self.sequence
+            and version == str(assignment.version)
+        )
 
 
 class NotAssigned(Exception):
@@ -84,11 +117,24 @@ def draft_save(
     answers: Mapping[str, Any],
     version: int,
     time_spent_ms: int = 0,
+    page_save: PageSave | None = None,
     suggestions_taken: Collection[str] = (),
 ) -> Assignment:
-    """Keep the answers as a draft and extend the lease. ``suggestions_taken``: the schemes whose
-    answer the annotator copied from the judge's suggestion (``annotation.work.suggestions``)."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=False, taken=suggestions_taken)
+    """Keep the answers as a draft and extend the lease. ``page_save``: the annotate page's
+    name for itself and the draft's number, which lets its drafts arrive out of order.
+    ``suggestions_taken``: the schemes whose answer the annotator copied from the judge's
+    suggestion (``annotation.work.suggestions``)."""
+    return _write(
+        project,
+        tree,
+        user,
+        answers,
+        version,
+        time_spent_ms,
+        submit=False,
+        page_save=page_save,
+        taken=suggestions_taken,
+    )
 
 
 def item_submit(
@@ -178,6 +224,7 @@ def _write(
     time_spent_ms: int,
     *,
     submit: bool,
+    page_save: PageSave | None = None,
     taken: Collection[str] = (),
 ) -> Assignment:
     now = timezone.now()
@@ -187,7 +234,12 @@ def _write(
     assignment, answers_before = _work(project, tree, user, lock=True, with_answers=True)
     tree = assignment.tree
     if assignment.version != version:
-        raise StaleVersion(assignment.version)
+        if page_save is None or version > assignment.version or not page_save.follows(assignment):
+            raise StaleVersion(assignment.version)
+        # The page's earlier draft was written since: perhaps while this write waited for its
+        # lock, and on PostgreSQL the statement above then read the answers as they were before
+        # it (only the locked row is read again). A new statement sees what it wrote.
+        answers_before = list(Annotation.objects.filter(project=project, tree_id=tree.pk, user=user))
     if assignment.status == SKIPPED:
         raise NotAssigned("you skipped this item", "skipped")
     if assignment.kind == Assignment.Kind.TRAINING and assignment.status == SUBMITTED:
@@ -310,6 +362,7 @@ def _write(
     assignment.version += 1
     assignment.updated_at = now
     assignment.time_spent_ms += time_spent_ms
+    assignment.last_page_save = page_save.mark(assignment.version) if page_save else ""
     if submit:
         assignment.status = SUBMITTED
         assignment.submitted_at = now
@@ -329,6 +382,7 @@ def _write(
             "time_spent_ms",
             "review_status",
             "gold_score",
+            "last_page_save",
         ],
     )
     if newly_submitted and assignment.kind != Assignment.Kind.TRAINING:
@@ -401,6 +455,7 @@ def _announce_submission(
 __all__ = [
     "ItemAnswers",
     "NotAssigned",
+    "PageSave",
     "ProblemsError",
     "StaleVersion",
     "draft_save",

@@ -16,13 +16,15 @@ the reason — never NaN. Which measure fits which scheme:
 Modules: ``alpha`` (Krippendorff's alpha and its distances), ``kappa`` (Cohen,
 Fleiss, percent agreement), ``spans``, ``comparisons`` (pair labels as
 units), ``rankings``, ``result`` (the ``Agreement`` value), ``reliability``
-(the data shape and its builders). Importing this package imports only them:
+(the data shape and its builders), ``majority`` (one coder against the others'
+majority label, with its confusion table). Importing this package imports only them:
 the measures need no Django (``tests/test_layout.py`` checks it).
 
 The project glue sits beside them and is imported by name: ``fields`` (a
 scheme's answers as reliability data), ``figures`` (the measures that fit
 each field), ``project`` (a project's judgements read, measured and kept in an
-``AgreementSnapshot``) and ``charts`` (the agreement page's SVG geometry).
+``AgreementSnapshot``), ``judges`` (model judges measured against the people)
+and ``charts`` (the agreement page's SVG geometry).
 """
 
 from evaluation.agreement.alpha import DISTANCES, coincidences, krippendorff_alpha, path_node_set

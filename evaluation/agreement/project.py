@@ -8,7 +8,11 @@ each other. A corpus's reference answers (``Annotation.Source.REFERENCE``,
 ``annotation.projects.references``) are not an annotator either: they are
 left out of the agreement between annotators, and each annotator is measured
 against them apart (``evaluation.agreement.references``), under the scheme's
-``reference`` key (null when the scheme has no reference answers).
+``reference`` key (null when the scheme has no reference answers). A model judge
+(an account ``judge:<name>``, or any answer stored with ``source = model``) is not a
+person either: the agreement between annotators counts people only, and each judge is
+measured against them per field (``evaluation.agreement.judges``), under the field's
+``judges`` key (null when no judge answered it); ``judges`` lists the judge accounts.
 
 Reading is one query for the gold and training work left out, then one per
 scheme (``values_list`` of item id, annotator and payload);
@@ -23,14 +27,16 @@ The figures (``agreement_compute``), as the page, the API and
 ``manage.py agreement --json`` give them::
 
     {"project": "...", "computed_at": "...", "seconds": 0.8, "annotations": 50000,
-     "annotators": ["alice", ...], "references": [],
-     "schemes": [{"scheme": "quality", "type": "likert", "annotations": 50000, "note": "", "reference": null,
+     "annotators": ["alice", ...], "references": [], "judges": ["judge:pairs"],
+     "schemes": [{"scheme": "quality", "type": "likert", "annotations": 50000, "judge_annotations": 0,
+                  "note": "", "reference": null,
                   "fields": [{"field": "rating", "unit": "item", "values": "ordinal",
                               "n_items": 10000, "n_units": 10000, "n_annotators": 5,
                               "measures": [{"measure": "Krippendorff's alpha (ordinal)", "value": 0.61,
                                             "undefined_reason": null, "shown": "0.610", "n_units": ...}],
                               "pairs": [{"a": "alice", "b": "bob", "measure": "Cohen's kappa ...",
-                                         "value": 0.58, "undefined_reason": null, "n_units": 10000}]}]}]}
+                                         "value": 0.58, "undefined_reason": null, "n_units": 10000}],
+                              "judges": null}]}]}
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import hashlib
 import time
 from collections.abc import Container
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from django.db.models import Count, Max, QuerySet, Sum, TextField
@@ -50,16 +57,21 @@ from annotation.models import Annotation, Assignment, Project, ProjectItem
 from annotation.projects.config import project_config
 from evaluation.agreement.fields import Row, SchemeFields, scheme_fields, workflow_fields
 from evaluation.agreement.figures import field_figures
+from evaluation.agreement.judges import judges_field_figures
 from evaluation.agreement.references import reference_figures
+from evaluation.llm.judges import ACCOUNT_PREFIX
 from evaluation.models import AgreementSnapshot
 from trees.formats.jsonstream import decode_stored
 from trees.store import gc_paused
 
 REFERENCE = Annotation.Source.REFERENCE
+MODEL = Annotation.Source.MODEL
+NO_PEOPLE = "no submitted answers from people yet: the judges' answers have no one to be measured against"
 
 # Part of every stamp: figures computed by an older version of this code are recomputed.
 # 2: reference answers are measured apart, under each scheme's "reference".
-FIGURES_VERSION = 2
+# 3: model judges are measured apart, under each field's "judges".
+FIGURES_VERSION = 3
 
 
 def project_judgements(project: Project) -> QuerySet[Annotation]:
@@ -125,11 +137,16 @@ def agreement_compute(project: Project) -> dict[str, Any]:
     skipped = checked_work(project)
     annotators: set[str] = set()
     references: set[str] = set()
+    judges: set[str] = set()
     # Tens of thousands of small dicts and none in a cycle: the cycle collector would only rescan them.
     with gc_paused():
         schemes = [
             _scheme_figures(
-                scheme, judgement_rows(judgements.filter(scheme=scheme.name), skipped), annotators, references
+                scheme,
+                judgement_rows(judgements.filter(scheme=scheme.name), skipped),
+                annotators,
+                references,
+                judges,
             )
             for scheme in agreement_schemes(project)
         ]
@@ -140,22 +157,47 @@ def agreement_compute(project: Project) -> dict[str, Any]:
         "annotations": sum(scheme["annotations"] for scheme in schemes),
         "annotators": sorted(annotators),
         "references": sorted(references),
+        "judges": sorted(judges),
         "schemes": schemes,
     }
 
 
 def _scheme_figures(
-    scheme: SchemeToMeasure, rows: JudgementRows, annotators: set[str], references: set[str]
+    scheme: SchemeToMeasure,
+    rows: JudgementRows,
+    annotators: set[str],
+    references: set[str],
+    judges: set[str],
 ) -> dict[str, Any]:
     """One scheme's figures; its rows and fields are freed on return, before the collector is back on."""
     work = rows.annotators
     annotators.update(username for _, username, _ in work)
-    figures: dict[str, Any] = {"scheme": scheme.name, "type": scheme.type, "annotations": len(work)}
+    judges.update(username for _, username, _ in rows.judges)
+    figures: dict[str, Any] = {
+        "scheme": scheme.name,
+        "type": scheme.type,
+        "annotations": len(work),
+        "judge_annotations": len(rows.judges),
+    }
     figures["reference"] = _reference(scheme, rows, references) if rows.references else None
     if not work:
-        return figures | {"note": "no submitted answers yet", "fields": []}
+        note = NO_PEOPLE if rows.judges else "no submitted answers yet"
+        return figures | {"note": note, "fields": []}
     found = _fields(scheme, work)
-    return figures | {"note": found.note, "fields": [field_figures(field) for field in found.fields]}
+    fields = [field_figures(field) | {"judges": None} for field in found.fields]
+    if rows.judges:
+        _judges(scheme, rows, fields)
+    return figures | {"note": found.note, "fields": fields}
+
+
+def _judges(scheme: SchemeToMeasure, rows: JudgementRows, fields: list[dict[str, Any]]) -> None:
+    """Each judge against the people, per field, read as one set of fields with them."""
+    names = {username for _, username, _ in rows.judges}
+    joined = {field.name: field for field in _fields(scheme, rows.annotators + rows.judges).fields}
+    for figures in fields:
+        field = joined.get(figures["field"])
+        if field is not None:
+            figures["judges"] = judges_field_figures(field, names, figures["pairs"])
 
 
 def _fields(scheme: SchemeToMeasure, rows: list[Row]) -> SchemeFields:
@@ -174,35 +216,51 @@ def _reference(scheme: SchemeToMeasure, rows: JudgementRows, references: set[str
 
 @dataclass(frozen=True)
 class JudgementRows:
-    """A scheme's judgements as ``(item id, annotator, payload)`` rows: annotators' work, and references."""
+    """A scheme's judgements as ``(item id, annotator, payload)`` rows: people's work, references,
+    and model judges'."""
 
     annotators: list[Row]
     references: list[Row]
+    judges: list[Row] = dataclass_field(default_factory=list)
 
 
 def judgement_rows(
     judgements: QuerySet[Annotation], skipped: Container[tuple[int, int]] = ()
 ) -> JudgementRows:
     """``(item id, annotator, payload)`` per annotation, in one query, leaving out ``skipped``
-    ``(tree id, user id)`` pairs, with a corpus's reference answers set apart from the annotators'.
+    ``(tree id, user id)`` pairs, with a corpus's reference answers and model judges' answers
+    (``source = model``, or a ``judge:`` account) set apart from the annotators'.
 
     The payloads come as text and are decoded in one call: decoding them one
     by one, as the JSON field does, costs twice as much over 50,000 answers.
     """
     found = [
-        (item, user, text, source == REFERENCE)
+        (item, user, text, _kind(user, source))
         for tree_id, user_id, item, user, text, source in judgements.annotate(
             text=Cast("payload", TextField())
         ).values_list("tree_id", "user_id", "tree__external_id", "user__username", "text", "source")
         if (tree_id, user_id) not in skipped
     ]
-    rows = JudgementRows([], [])
+    rows = JudgementRows([], [], [])
     if not found:
         return rows
     payloads = decode_stored("[" + ",".join(text for _, _, text, _ in found) + "]")
-    for (item, user, _, is_reference), payload in zip(found, payloads, strict=True):
-        (rows.references if is_reference else rows.annotators).append((item, user, payload))
+    kinds = {PERSON: rows.annotators, REFERENCE: rows.references, MODEL: rows.judges}
+    for (item, user, _, kind), payload in zip(found, payloads, strict=True):
+        kinds[kind].append((item, user, payload))
     return rows
+
+
+PERSON = "person"
+
+
+def _kind(username: str, source: str) -> str:
+    """Whose answer a row is: a reference's, a model judge's, or a person's."""
+    if source == REFERENCE:
+        return REFERENCE
+    if source == MODEL or username.startswith(ACCOUNT_PREFIX):
+        return MODEL
+    return PERSON
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ pointed at the endpoint's base URL.
   that name the endpoint and never hold the key.
 - ``services``: endpoints made, changed and deleted (audited), and the connection test.
 - ``admin``: endpoints with a write-only key and a "Test connection" action; the ledger.
+- ``prompts`` (the judges' built-in prompts, templates and strict answer readers),
+  ``judge_questions`` (what a judge is asked about a tree, the annotation it makes),
+  ``judging`` (a judge's run over a project), ``writes`` (SQLite's one writer among a
+  run's threads), ``tasks`` (the run as a job), ``api`` (judges and their runs under
+  /api/v1/), ``admin_judges`` (judges, "Run on a project…", their verdicts).
 
 It sits at the top of the apps (``evaluation`` imports ``annotation`` and ``trees``), as
 the work it does — branches grown in trees, judges' answers beside people's, judges

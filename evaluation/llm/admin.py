@@ -212,3 +212,6 @@ class ModelCallAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+from evaluation.llm import admin_judges  # noqa: E402, F401  (judges and their verdicts)

@@ -26,6 +26,7 @@ import openai
 from evaluation.llm.keys import KeyUnavailable, endpoint_key, redacted
 from evaluation.llm.limits import Budget, concurrency_slot, pace_wait
 from evaluation.llm.models import ModelCall, ModelEndpoint
+from evaluation.llm.writes import writes_serialized
 
 # Sampling settings passed through to the server, as the chat-completions protocol names them.
 SAMPLING_KEYS = frozenset(
@@ -200,17 +201,18 @@ def _record(
     completion_tokens: int = 0,
     cost: Decimal | None = None,
 ) -> ModelCall:
-    return ModelCall.objects.create(
-        endpoint=endpoint,
-        endpoint_name=endpoint.name,
-        model=endpoint.model,
-        purpose=purpose,
-        subject=subject[:200],
-        job_id=job_id,
-        status=ModelCall.Status.ERROR if failure else ModelCall.Status.OK,
-        error=str(failure) if failure else "",
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        cost=cost,
-        duration_ms=duration_ms,
-    )
+    with writes_serialized():
+        return ModelCall.objects.create(
+            endpoint=endpoint,
+            endpoint_name=endpoint.name,
+            model=endpoint.model,
+            purpose=purpose,
+            subject=subject[:200],
+            job_id=job_id,
+            status=ModelCall.Status.ERROR if failure else ModelCall.Status.OK,
+            error=str(failure) if failure else "",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
+            duration_ms=duration_ms,
+        )

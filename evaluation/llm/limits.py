@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.llm.models import EndpointPace, ModelEndpoint
+from evaluation.llm.writes import writes_serialized
 
 
 def pace_reserve(endpoint: ModelEndpoint) -> float:
@@ -29,7 +30,7 @@ def pace_reserve(endpoint: ModelEndpoint) -> float:
     if not endpoint.requests_per_minute:
         return 0.0
     interval = timedelta(seconds=60.0 / endpoint.requests_per_minute)
-    with transaction.atomic():
+    with writes_serialized(), transaction.atomic():
         pace, _ = EndpointPace.objects.select_for_update().get_or_create(endpoint_id=endpoint.pk)
         now = timezone.now()
         slot = max(now, pace.next_at)

@@ -222,8 +222,10 @@ class JudgeVerdict(models.Model):
     tree = models.ForeignKey("trees.ConversationTree", on_delete=models.CASCADE, related_name="+")
     scheme = models.CharField(max_length=100)
     status = models.CharField(max_length=10, choices=Status.choices)
-    # Rubric: {"criteria": {key: {"holds": bool, "reason": str}}}; comparison: {"pairs": [{"node",
-    # "a", "b", "first", "second", "label", "flipped"}]} (first: asked a-then-b, second: b-then-a).
+    # Rubric: {"criteria": {key: {"holds": bool, "reason": str}}} (node target: {"nodes": {id:
+    # {"criteria": ...}}}); comparison: {"pairs": [{"node", "a", "b", "first", "second", "label",
+    # "flipped", "reasons"}]} (first: the label asked a-then-b; second: as answered b-then-a, about
+    # b against a; label: the pair's, a tie when flipped; see evaluation.llm.judge_questions).
     details = JSONField(default=dict, blank=True)
     # [{"question": ..., "attempts": n, "error": why, "raw": the model's last text}]
     failures = JSONField(default=list, blank=True)

@@ -338,6 +338,7 @@ CASES = [
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/results", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/report", REVIEWERS, RUBRIC),
     Case("GET", f"{V1}/projects/{{name}}/agreement", REVIEWERS, ALPHA),
+    Case("GET", f"{V1}/projects/{{name}}/judges/{{judge}}/report", REVIEWERS, ALPHA | {"judge": "@judge"}),
     # Jobs: started by managers (exports: reviewers too); seen by their creator, the managers of
     # their project and staff. Maggie's waiting export job has made no file yet (410).
     Case("POST", f"{V1}/projects/{{name}}/rubrics/{{rubric}}/evaluate-jobs", MANAGERS_ACCEPTED, RUBRIC),
@@ -348,6 +349,16 @@ CASES = [
         expect(S=202, M=202, A=403, R=202, B=404),
         ALPHA,
         body={"format": "potato"},
+    ),
+    # Model judges: listed for staff and managers; a run started by the project's managers
+    # (alpha has no rubric scheme: refused with 400 once permitted).
+    Case("GET", f"{V1}/judges", expect(S=200, M=200, A=403, R=403, B=403, D=200)),
+    Case(
+        "POST",
+        f"{V1}/judges/{{judge}}/runs",
+        expect(S=400, M=400, A=403, R=403, B=404),
+        {"judge": "critic"},
+        body={"project": "alpha"},
     ),
     Case("GET", f"{V1}/jobs", EVERYONE),
     Case("GET", f"{V1}/jobs/{{job_id}}", JOB_SEERS, JOB),

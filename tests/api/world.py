@@ -36,6 +36,8 @@ from annotation.projects.services import membership_add, project_create
 from annotation.webhooks.services import webhook_create
 from annotation.work.assignment import item_next
 from annotation.work.submissions import item_submit
+from evaluation.llm.judges import judge_create
+from evaluation.llm.services import endpoint_create
 from evaluation.services import project_evaluate
 from tests.annotation.annotator_items import person
 from tests.annotation.collection.collect import SMALL, prompt
@@ -133,6 +135,7 @@ class World:
     extra: dict[str, Any] = field(default_factory=dict)
     webhook_id: int = 0  # alpha's webhook
     job_id: int = 0  # Maggie's export job of alpha, waiting
+    judge: str = ""  # a model judge's name (its report in alpha)
 
     def headers(self, persona: str) -> dict[str, str]:
         token = self.tokens.get(persona)
@@ -190,6 +193,13 @@ def build_world() -> World:
 
     rubric = RubricFactory()
     project_evaluate(project=alpha, rubric=rubric)
+    # A model judge: alpha has no rubric scheme, so a run it may start is refused (400) before
+    # anything is queued, and nothing is asked of the endpoint (nothing listens there).
+    judge_create(
+        name="critic",
+        kind="rubric",
+        endpoint=endpoint_create(name="world-model", base_url="http://127.0.0.1:9/v1", model="m"),
+    )
 
     tokens = {persona: token_create(user=user, name=persona).secret for persona, user in users.items()}
     revoked = token_create(user=users[MANAGER], name="revoked")
@@ -225,4 +235,11 @@ def build_world() -> World:
             project_name="alpha",
             params={"format": "potato"},
         ).pk,
+        judge=model_judge().name,
     )
+
+
+def model_judge() -> Any:
+    """A model judge (no answers yet: its report says so)."""
+    endpoint = endpoint_create(name="world-local", base_url="http://127.0.0.1:9/v1", model="m")
+    return judge_create(name="world-judge", kind="comparison", endpoint=endpoint)

@@ -10,7 +10,9 @@ undefined), n_items, n_units, n_annotators, and ``pairs``.
 
 A corpus's reference answers are not an annotator: each annotator is measured
 against them apart, printed under "against the reference" (in ``--json``,
-each scheme's ``reference``).
+each scheme's ``reference``). Nor are model judges: each is measured against
+the people, printed under "judges against people" (in ``--json``, each
+field's ``judges``).
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class Command(TextCommand):
                         + self._why(measure)
                     )
                 self._pairs(field["pairs"], lines)
+                if field.get("judges"):
+                    self._judges(field["judges"], lines)
             if scheme.get("reference"):
                 self._reference(scheme["reference"], lines)
         return "\n".join(lines)
@@ -117,6 +121,28 @@ class Command(TextCommand):
             if len(field["annotators"]) > PAIRS_PRINTED:
                 more = len(field["annotators"]) - PAIRS_PRINTED
                 lines.append(f"      ... and {more:,} more (see --json)")
+
+    def _judges(self, judges: dict[str, Any], lines: list[str]) -> None:
+        """Each judge against the people: its measure with each, their mean and range, the majority."""
+        found = judges["human_range"]
+        between = f"{found['low']:.3f} to {found['high']:.3f}" if found else "no value"
+        lines.append(f"    judges against people ({judges['measure']}; between two people: {between}):")
+        for judge in judges["judges"]:
+            position = f" ({judge['position']} the people's range)" if judge["position"] else ""
+            lines.append(f"      {judge['judge']}: mean {self._value(judge['mean'])}{position}")
+            for human in judge["humans"][:PAIRS_PRINTED]:
+                lines.append(
+                    f"        with {human['human']}: {self._value(human)}  {human['n_units']:,} units"
+                    + self._why(human)
+                )
+            majority = judge["majority"]
+            if majority is not None:
+                ties = majority["n_ties"]
+                lines.append(
+                    f"        with the majority: {self._value(majority)}  {majority['n_agreed']:,} of "
+                    f"{majority['n_units']:,} units ({ties:,} tie{'' if ties == 1 else 's'} left out)"
+                    + self._why(majority)
+                )
 
     def _pairs(self, pairs: list[dict[str, Any]], lines: list[str]) -> None:
         if not pairs:

@@ -12,6 +12,9 @@
  * Nothing is lost on leaving: when the page is hidden or left (pagehide,
  * visibilitychange, a click on a link or a form that navigates), a pending
  * draft is sent at once with fetch's keepalive, which outlives the page.
+ * Left with a save under way, the page sends its last changes at once, based
+ * on the same version: each draft names the page and its number, so the
+ * server takes the later one whichever arrives first (submissions.py).
  * A link or form of the page waits for the draft's answer before it
  * navigates (so the next page finds it saved), a little while only when the
  * draft went with keepalive. Browsers carry at most 64 KB of keepalive
@@ -55,6 +58,11 @@ export function createAutosave(options) {
   var leaving = false;
   // The last save was refused or lost: the changes since are only on this page.
   var saveFailed = false;
+  // The page's name for itself, and its drafts' count: see flush().
+  var pageName = Array.from(crypto.getRandomValues(new Uint8Array(12)), function (byte) {
+    return byte.toString(16).padStart(2, "0");
+  }).join("");
+  var drafts = 0;
   var visibleSince = document.hidden ? null : Date.now();
   var bankedMs = 0;
 
@@ -131,6 +139,11 @@ export function createAutosave(options) {
     return body;
   }
 
+  function draftBody() {
+    drafts += 1;
+    return Object.assign(writeBody(), { page: pageName, sequence: drafts });
+  }
+
   function save() {
     clearTimeout(saveTimer);
     saveTimer = null;
@@ -142,7 +155,7 @@ export function createAutosave(options) {
     }
     dirty = false;
     setStatus("Saving…");
-    var body = writeBody();
+    var body = draftBody();
     inFlight = send("PUT", data.urls.draft, body).then(function (result) {
       inFlight = null;
       if (result.ok) {
@@ -243,8 +256,9 @@ export function createAutosave(options) {
   }
 
   // The page is going (`away`) or only hidden: a pending draft is sent now. Going, with a save
-  // under way, the draft cannot wait for its answer: it is sent based on the version that save
-  // makes (each save adds one), and both outlive the page.
+  // under way, the draft cannot wait for its answer: it is sent at once, based on the same
+  // version as that save, and both outlive the page. They may reach the server in either order
+  // (or together): it keeps this later draft of the page, which holds all its changes.
   function flush(away) {
     if (!item.editable || stopped || leaving || !dirty) {
       return;
@@ -256,9 +270,7 @@ export function createAutosave(options) {
     clearTimeout(saveTimer);
     saveTimer = null;
     dirty = false;
-    var body = writeBody();
-    body.version = version + 1;
-    send("PUT", data.urls.draft, body);
+    send("PUT", data.urls.draft, draftBody());
   }
 
   // A link or form of the page that navigates: the draft goes first, and the navigation waits

@@ -2,12 +2,18 @@
 
 - The database worker runs the jobs waiting (``--batch``) to done.
 - A worker killed with ``kill -9`` mid-import leaves no tree of that import; the next worker
-  reaps the job (its heartbeat stopped) and runs it again to done, in a second attempt.
+  reaps the job (its heartbeat stopped) and runs it again to done, in a second attempt. To
+  kill it mid-import whatever the machine's speed, its first attempt reads the job's file from
+  a pipe the test feeds: half the trees, then nothing, so the worker waits with a batch
+  written and not committed; the retry reads the whole file.
 - The RQ worker (Redis at ``REDIS_URL``) runs an import job to done. Redis missing skips it,
   unless ``BRANCHPOINT_REQUIRE_SERVICES=1`` (CI) makes that a failure.
 
 The workers are processes of their own against the test database, so these specs commit
-(``transactional_db``) and run on PostgreSQL (SQLite's test database lives in memory).
+(``transactional_db``) and run on PostgreSQL (SQLite's test database lives in memory). Each
+is started through the ``workers`` fixture, which kills whichever is still running however
+the spec ends (a worker left running holds the test database, and the session's teardown
+waits for it).
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,23 +74,106 @@ def database_url() -> str:
     return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def worker(settings: Any, *args: str, **env: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "jobs_worker", *args],
-        cwd=ROOT,
-        env=os.environ
-        | {
-            "DATABASE_URL": database_url(),
-            "SECRET_KEY": "tests-only-not-a-secret",
-            "BRANCHPOINT_JOB_DIR": settings.BRANCHPOINT_JOB_DIR,
-            "BRANCHPOINT_JOB_HEARTBEAT_SECONDS": "2",
-            "LOG_LEVEL": "WARNING",
-        }
-        | env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+Workers = Callable[..., subprocess.Popen]
+
+
+@pytest.fixture
+def workers(settings: Any) -> Iterator[Workers]:
+    """Starts ``manage.py jobs_worker`` processes (``workers(*args, **env)``) against the test
+    database; any still running when the spec ends, passed or failed, is killed and waited for."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str, **env: str) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "jobs_worker", *args],
+            cwd=ROOT,
+            env=os.environ
+            | {
+                "DATABASE_URL": database_url(),
+                "SECRET_KEY": "tests-only-not-a-secret",
+                "BRANCHPOINT_JOB_DIR": settings.BRANCHPOINT_JOB_DIR,
+                "BRANCHPOINT_JOB_HEARTBEAT_SECONDS": "2",
+                "LOG_LEVEL": "WARNING",
+            }
+            | env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        started.append(process)
+        return process
+
+    try:
+        yield start
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+            process.communicate(timeout=30)
+
+
+def finished(process: subprocess.Popen, timeout: float) -> str:
+    """The worker's output once it exits by itself within ``timeout`` seconds (else the spec
+    fails, and the fixture kills it)."""
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the worker was still running after {timeout} s")
+    return output
+
+
+def killed(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)
+
+
+# The import reads its file a MiB at a time (trees.formats.jsonstream): a worker given a little
+# more stores the first MiB's trees, a batch at a time, and waits for the second.
+READ_CHUNK = 1 << 20
+
+
+class StalledSource:
+    """The job's file replaced by a pipe: a worker reading it gets the whole lines of its first
+    MiB and a little more, then waits for more, mid-import, until it is killed. ``restore()``
+    puts the whole file back for the next attempt."""
+
+    def __init__(self, job: Job):
+        self.path = Path(job.source)
+        self.whole = self.path.with_name("whole")
+        self.path.rename(self.whole)
+        os.mkfifo(self.path)
+        head = b""
+        with self.whole.open("rb") as whole:
+            while len(head) <= READ_CHUNK:
+                head += whole.readline()
+            assert whole.readline(), "the file must hold more than the pipe gives"
+        self.restored = threading.Event()
+        self.feeder = threading.Thread(target=self._feed, args=(head,), daemon=True)
+        self.feeder.start()
+
+    def _feed(self, head: bytes) -> None:
+        try:
+            with self.path.open("wb") as pipe:  # waits for a worker to open it
+                pipe.write(head)
+                pipe.flush()
+                self.restored.wait()  # no end of file meanwhile: the reader waits for more
+        except OSError:
+            return  # the reader was killed (a broken pipe)
+
+    def restore(self) -> None:
+        self.restored.set()
+        self.whole.replace(self.path)
+        self.feeder.join(timeout=5)
+
+
+def trees_written_uncommitted() -> bool:
+    """Whether another session has written to the trees table in a transaction still open."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'trees_conversationtree'::regclass "
+            "AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid())"
+        )
+        return cursor.fetchone()[0]
 
 
 def until(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -120,31 +210,27 @@ def test_the_database_worker_runs_the_waiting_jobs_to_done(job_files: Path) -> N
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_is_retried_to_done(
-    job_files: Path, settings: Any
+    job_files: Path, workers: Workers
 ) -> None:
     Dataset.objects.create(name="big")
-    # Enough trees that the import is still running a few heartbeats after its first progress
-    # (20,000 went in within one heartbeat on a quiet machine, before any progress showed).
-    count = 100_000
+    count = 10_000  # some 1.4 MiB
     job = import_job(trees_file(job_files / "big.jsonl", count, "b"), "big")
-    first = worker(settings)
-    try:
-        # Killed once the job has reported progress: trees are written, not yet committed.
-        until(lambda: Job.objects.get(pk=job.pk).done > 0, 60, "the import's first progress")
-        running = Job.objects.get(pk=job.pk)
-        assert running.state == "running" and running.done < running.total
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait()
+    source = StalledSource(job)
+    first = workers()
+
+    # Killed with a batch of trees written, not committed, as it waits for more of its file.
+    until(trees_written_uncommitted, 60, "the import's first batch of trees")
+    running = Job.objects.get(pk=job.pk)
+    assert (running.state, running.attempts) == ("running", 1)
+    killed(first)
 
     assert not ConversationTree.objects.filter(dataset__name="big").exists()
+    source.restore()
     time.sleep(2.5)  # the dead run's heartbeat goes stale
 
-    second = worker(settings, "--batch")
-    output, _ = second.communicate(timeout=180)
+    output = finished(workers("--batch"), 60)
 
     job.refresh_from_db()
-    assert second.returncode == 0, output
     assert "reaped 1 job(s) whose worker had stopped" in output
     assert (job.state, job.attempts) == ("done", 2), job.message
     assert job.message == f"imported into big: {count:,} trees created, {2 * count:,} messages"
@@ -153,25 +239,21 @@ def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_is_retried_to_don
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_job_whose_worker_died_too_often_fails_with_the_reason(job_files: Path, settings: Any) -> None:
+def test_a_job_whose_worker_died_too_often_fails_with_the_reason(
+    job_files: Path, settings: Any, workers: Workers
+) -> None:
     Dataset.objects.create(name="doomed")
-    job = import_job(trees_file(job_files / "doomed.jsonl", 20_000, "d"), "doomed")
+    job = import_job(trees_file(job_files / "doomed.jsonl", 10_000, "d"), "doomed")
     for attempt in range(1, settings.BRANCHPOINT_JOB_ATTEMPTS + 1):
-        process = worker(settings)
-        try:
-            # Killed as soon as it runs: the import takes longer than the 0.1 s between looks.
-            until(
-                lambda: Job.objects.filter(pk=job.pk, attempts=attempt, state="running").exists(),  # noqa: B023
-                90,
-                f"attempt {attempt} running",
-            )
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
+        source = StalledSource(job)
+        process = workers()
+        until(trees_written_uncommitted, 60, f"attempt {attempt}'s first batch of trees")
+        assert Job.objects.filter(pk=job.pk, attempts=attempt, state="running").exists()
+        killed(process)
+        source.restore()
         time.sleep(2.5)
 
-    reaper = worker(settings, "--batch")
-    reaper.communicate(timeout=60)
+    finished(workers("--batch"), 60)
 
     job.refresh_from_db()
     assert job.state == "failed"
@@ -193,7 +275,7 @@ def redis_reachable() -> bool:
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_the_rq_worker_runs_an_import_job_to_done(job_files: Path, settings: Any) -> None:
+def test_the_rq_worker_runs_an_import_job_to_done(job_files: Path, settings: Any, workers: Workers) -> None:
     if not redis_reachable():
         if os.environ.get("BRANCHPOINT_REQUIRE_SERVICES") == "1":
             pytest.fail(f"Redis is not reachable at {REDIS_URL} (BRANCHPOINT_REQUIRE_SERVICES=1)")
@@ -206,8 +288,8 @@ def test_the_rq_worker_runs_an_import_job_to_done(job_files: Path, settings: Any
     Dataset.objects.create(name="queued")
     job = import_job(trees_file(job_files / "queued.jsonl", 3, "q"), "queued")
 
-    process = worker(settings, "--batch", BRANCHPOINT_TASKS_BACKEND="rq", REDIS_URL=REDIS_URL)
-    output, _ = process.communicate(timeout=120)
+    process = workers("--batch", BRANCHPOINT_TASKS_BACKEND="rq", REDIS_URL=REDIS_URL)
+    output = finished(process, 120)
 
     job.refresh_from_db()
     assert process.returncode == 0, output

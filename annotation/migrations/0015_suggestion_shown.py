@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_annotator_progress'),
+        ('annotation', '0014_assignment_last_page_save'),
     ]
 
     operations = [
