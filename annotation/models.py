@@ -284,6 +284,22 @@ class Annotation(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    class Suggestion(models.TextChoices):
+        """Whether a judge's suggestion (the project's ``suggestions:``) was visible when the
+        answer was made; exports carry it, so answers made with one can be told apart."""
+
+        NONE = "", "no suggestion"
+        AFTER = "after", "shown only after answering"
+        AFTER_SEEN = "after_seen", "changed after the suggestion was shown"
+        BEFORE = "before", "visible while answering"
+        BEFORE_TAKEN = "before_taken", "visible, and copied into the answer"
+
+    # Written with the answer by annotation.work.submissions (annotation.work.suggestions says which);
+    # empty in the database too, for the writes that name their columns (collection's tasks).
+    suggestion = models.CharField(
+        max_length=16, choices=Suggestion.choices, default="", db_default="", blank=True
+    )
+
     objects = AnnotationQuerySet.as_manager()
 
     class Meta:

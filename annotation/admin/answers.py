@@ -61,6 +61,7 @@ class AnnotationAdmin(ReadOnlyAdmin):
         "scheme",
         "status",
         "source",
+        "suggestion",
         "version",
         "answer",
         "created_at",

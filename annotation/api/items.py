@@ -32,6 +32,7 @@ from annotation.work.assignment import item_lease
 from annotation.work.item_json import assignment_data, item_data, messages_data, tree_data
 from annotation.work.selectors import item_view
 from annotation.work.submissions import PageSave, draft_save, item_skip, item_submit
+from annotation.work.suggestions import item_suggestions_data, submitted_suggestions_data
 
 # Versions and times are stored in 32-bit columns on PostgreSQL.
 MAX_VERSION = 2**31 - 1
@@ -52,12 +53,21 @@ class AnswersInputSerializer(serializers.Serializer):
         default=0,
         help_text="Time spent on the item since the last write.",
     )
+    suggestions_taken = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        max_length=100,
+        default=list,
+        help_text="In a project whose suggestions show before answering: the schemes whose answer "
+        "the annotator copied from the judge's suggestion (recorded with the answers, and exported).",
+    )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
         item); anything else goes through the fields, for their errors."""
-        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"} | set(
-            self.fields
+        # (A body with suggestions_taken, sent only in projects with suggestions, goes through
+        # the fields, which check its items.)
+        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"} | (
+            set(self.fields) - {"suggestions_taken"}
         ):
             answers, version = data.get("annotations", {}), data.get("version")
             spent = data.get("time_spent_ms", 0)
@@ -68,7 +78,12 @@ class AnswersInputSerializer(serializers.Serializer):
                 and _whole(spent, 0, MAX_TIME_SPENT_MS)
                 and (page is None) == (sequence is None)
             ):
-                value = {"annotations": answers, "version": version, "time_spent_ms": spent}
+                value = {
+                    "annotations": answers,
+                    "version": version,
+                    "time_spent_ms": spent,
+                    "suggestions_taken": [],
+                }
                 if page is None:
                     return value
                 if isinstance(page, str) and PAGE_NAME.fullmatch(page) and _whole(sequence, 1, MAX_VERSION):
@@ -173,6 +188,12 @@ class ItemOutputSerializer(serializers.Serializer):
     assignment = AssignmentOutputSerializer()
     annotations = serializers.DictField(help_text="The annotator's own answers, by scheme name.")
     progress = ProgressOutputSerializer()
+    suggestions = serializers.JSONField(
+        required=False,
+        help_text="Only in a project with a judge's suggestions, when they show on this item now "
+        "(`show: before`, or once submitted with `show: after`): `from`, `judge`, `show` and `schemes`, "
+        "each with its `scheme`, `description`, `payload` and `text`.",
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return item_data(instance)
@@ -214,6 +235,14 @@ def _valid(serializer_class: type[serializers.Serializer], request: Request) -> 
     return serializer.validated_data
 
 
+def _suggestions(item: Any) -> dict[str, Any]:
+    """A judge's suggestions, as the annotate page has them, in a project with them (one query;
+    none, no key and no query, in any other): what an API client answers beside is what the
+    answer records (``annotation.work.suggestions``)."""
+    suggestions = item_suggestions_data(project=item.project, assignment=item.assignment)
+    return {"suggestions": suggestions} if suggestions is not None else {}
+
+
 class LoopApi(ProjectApi):
     """The annotator's loop, throttled apart from the rest of the API (``API_THROTTLE_LOOP``)."""
 
@@ -245,7 +274,7 @@ class ItemNextApi(LoopApi):
             assignment=lease.assignment,
             answers=lease.answers,
         )
-        return Response(ItemOutputSerializer(item).data)
+        return Response(ItemOutputSerializer(item).data | _suggestions(item))
 
 
 class ItemDetailApi(LoopApi):
@@ -254,7 +283,7 @@ class ItemDetailApi(LoopApi):
         """The annotator's own item: the tree and its messages, their assignment, answers and progress."""
         project = self.project_for_viewing(request, name)
         item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
-        return Response(ItemOutputSerializer(item).data)
+        return Response(ItemOutputSerializer(item).data | _suggestions(item))
 
 
 class ItemDraftApi(LoopApi):
@@ -275,6 +304,7 @@ class ItemDraftApi(LoopApi):
             answers=data["annotations"],
             version=data["version"],
             time_spent_ms=data["time_spent_ms"],
+            suggestions_taken=data["suggestions_taken"],
             page_save=PageSave(data["page"], data["sequence"]) if "page" in data else None,
         )
         return Response(WriteOutputSerializer(assignment).data)
@@ -286,6 +316,13 @@ class SubmitOutputSerializer(WriteOutputSerializer):
         help_text="For a training item: each scheme's expected answer beside the annotator's (`schemes`), "
         "the item's `score` and `explanation` (and `explanation_html`, the explanation rendered as "
         "Markdown and sanitised), and their `training` status; null for any other item.",
+    )
+    suggestions = serializers.JSONField(
+        allow_null=True,
+        help_text="In a project whose suggestions show after answering: the judge's answers to the item, "
+        "now that it is submitted (`from`, `judge`, `show` and `schemes`, each with its `scheme`, "
+        "`description`, `payload` and `text`, and the annotator's own answer in words, `yours`); "
+        "null otherwise.",
     )
 
 
@@ -307,11 +344,15 @@ class ItemSubmitApi(LoopApi):
             answers=data["annotations"],
             version=data["version"],
             time_spent_ms=data["time_spent_ms"],
+            suggestions_taken=data["suggestions_taken"],
         )
         # Training answers are shown once submitted (quality.training); gold checks in work never are.
         training = assignment.kind == Assignment.Kind.TRAINING
         feedback = training_feedback(project=project, assignment=assignment) if training else None
-        return Response(WriteOutputSerializer(assignment).data | {"feedback": feedback})
+        suggestions = submitted_suggestions_data(project=project, assignment=assignment)
+        return Response(
+            WriteOutputSerializer(assignment).data | {"feedback": feedback, "suggestions": suggestions}
+        )
 
 
 class ItemSkipApi(LoopApi):

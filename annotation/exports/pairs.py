@@ -11,7 +11,10 @@
 
 With ``--status final`` the pairs are the final answers': ``annotator`` is
 who adjudicated, and ``source.provenance`` says where the comparison or the
-two ratings came from (an annotator, ``edited`` or ``auto:majority``).
+two ratings came from (an annotator, ``edited`` or ``auto:majority``). In a
+project with suggestions (its config's ``suggestions:``), ``source.suggestion``
+says whether a judge's suggestion was visible when the answer was made
+(``none``, ``after``, ``after_seen``, ``before``, ``before_taken``: docs/formats.md).
 
 ``prompt`` is the conversation from the root down to the replies' parent
 (inclusive); ``chosen`` and ``rejected`` are the two replies. Pairs come from
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from annotation.exports.rows import ItemAnnotations, TreeText
+from annotation.exports.rows import ItemAnnotations, TreeText, suggestion_written
 from annotation.projects.config import ProjectConfig
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
@@ -183,5 +186,8 @@ def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[s
             for found in (comparison_preferences, rating_preferences):
                 for preference in found(scheme, payload, item.text):
                     record = pair_record(item, scheme.name, preference)
-                    if record is not None:
-                        yield encode(record) + "\n"
+                    if record is None:
+                        continue
+                    if config.suggestions.enabled and item.provenance is None:
+                        record["source"]["suggestion"] = suggestion_written(item, scheme.name)
+                    yield encode(record) + "\n"

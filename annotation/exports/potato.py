@@ -15,6 +15,11 @@ whose ``user`` is who adjudicated it); ``updated_at`` is the
 latest change to any of the answers, in UTC. ``import_annotations`` reads
 these records back, so an export imported into another project over the same
 dataset exports the same records again.
+
+A project with suggestions (its config's ``suggestions:``) adds ``suggestions``
+to each annotator's record: for each answer, whether a judge's suggestion was
+visible when it was made (``none``, ``after``, ``after_seen``, ``before``,
+``before_taken``: docs/formats.md). Records of other projects are unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from annotation.exports.rows import ItemAnnotations
+from annotation.exports.rows import ItemAnnotations, suggestion_written
 from annotation.projects.config import ProjectConfig
 from trees.formats.jsonstream import encode
 from trees.formats.records import JSONL
@@ -40,7 +45,10 @@ def timestamp(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def record(item: ItemAnnotations, scheme_order: dict[str, int]) -> dict[str, Any]:
+def record(
+    item: ItemAnnotations, scheme_order: dict[str, int], *, suggestions: bool = False
+) -> dict[str, Any]:
+    """The item's record; ``suggestions`` (a project with them): each answer's suggestion mark too."""
     # Schemes no longer in the config (it was edited) come last, by name.
     names = sorted(item.annotations, key=lambda name: (scheme_order.get(name, len(scheme_order)), name))
     written = {
@@ -53,6 +61,9 @@ def record(item: ItemAnnotations, scheme_order: dict[str, int]) -> dict[str, Any
     if item.provenance is not None:
         # A final answer: where each field came from (annotation.review.merging names them).
         written |= {"version": item.version, "provenance": item.provenance}
+    elif suggestions:
+        # Whether a judge's suggestion was visible when each answer was made (docs/formats.md).
+        written["suggestions"] = {name: suggestion_written(item, name) for name in names}
     return written
 
 
@@ -60,4 +71,4 @@ def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[s
     """One JSON line per item and annotator."""
     scheme_order = {scheme.name: index for index, scheme in enumerate(config.schemes)}
     for item in items:
-        yield encode(record(item, scheme_order)) + "\n"
+        yield encode(record(item, scheme_order, suggestions=config.suggestions.enabled)) + "\n"

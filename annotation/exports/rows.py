@@ -102,6 +102,19 @@ class ItemAnnotations:
     # A final answer's (exports.final_rows): field: where it came from, and its version.
     provenance: dict[str, str] | None = None
     version: int | None = None
+    # Each answer's ``Annotation.suggestion`` by scheme name: whether a judge's suggestion was
+    # visible when it was made (written by formats only for projects with suggestions).
+    suggestions: dict[str, str] = field(default_factory=dict)
+
+
+# How an answer made without any suggestion is written (``Annotation.Suggestion.NONE`` is "").
+NO_SUGGESTION = "none"
+
+
+def suggestion_written(item: ItemAnnotations, scheme: str) -> str:
+    """The answer's suggestion mark as exports write it: ``none``, ``after``, ``after_seen``,
+    ``before`` or ``before_taken`` (docs/formats.md)."""
+    return item.suggestions.get(scheme) or NO_SUGGESTION
 
 
 def item_status(statuses: Collection[str]) -> str:
@@ -194,7 +207,16 @@ def item_annotations(
         last = tree_ids[-1]
 
 
-_ROW_FIELDS = ("tree_id", "tree__external_id", "user__username", "scheme", "payload", "status", "updated_at")
+_ROW_FIELDS = (
+    "tree_id",
+    "tree__external_id",
+    "user__username",
+    "scheme",
+    "payload",
+    "status",
+    "updated_at",
+    "suggestion",
+)
 
 
 def _grouped(
@@ -203,7 +225,7 @@ def _grouped(
     current: ItemAnnotations | None = None
     key: tuple[int, str] | None = None
     statuses: set[str] = set()
-    for tree_id, external_id, username, scheme, payload, status, updated_at in rows:
+    for tree_id, external_id, username, scheme, payload, status, updated_at, suggestion in rows:
         if (tree_id, username) != key:
             if current is not None:
                 current.status = item_status(statuses)
@@ -220,6 +242,7 @@ def _grouped(
             )
         assert current is not None
         current.annotations[scheme] = payload
+        current.suggestions[scheme] = suggestion
         statuses.add(status)
         current.updated_at = max(current.updated_at, updated_at)
     if current is not None:

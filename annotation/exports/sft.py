@@ -11,7 +11,9 @@ the root down to the path's last node, roles ``user``, ``assistant`` or
 ``system``. A path through a message deleted since (or no longer in the
 tree, after the tree was replaced) is left out rather than quoted wrong. With
 ``--status final`` the paths are the final answers', and ``source.provenance``
-says who chose the path (an annotator, ``edited`` or ``auto:majority``).
+says who chose the path (an annotator, ``edited`` or ``auto:majority``). In a
+project with suggestions, ``source.suggestion`` says whether a judge's
+suggestion was visible when the path was chosen (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotation.exports.rows import ItemAnnotations, TreeText
+from annotation.exports.rows import ItemAnnotations, TreeText, suggestion_written
 from annotation.projects.config import ProjectConfig
 from annotation.schemes.tree import TreeAnnotation
 from trees.formats.jsonstream import encode
@@ -54,4 +56,7 @@ def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[s
             if item.provenance is not None:
                 # A final answer: who chose its path (annotation.review.merging names the field).
                 source["provenance"] = item.provenance.get(f"{scheme.name}/path", "")
+            elif config.suggestions.enabled:
+                # Whether a judge's suggestion was visible when the path was chosen (docs/formats.md).
+                source["suggestion"] = suggestion_written(item, scheme.name)
             yield encode({"messages": messages, "source": source}) + "\n"

@@ -2,7 +2,8 @@
 
 Records are ``{"id", "user", "status", "annotations", "updated_at"}`` (JSONL,
 or one JSON array of them), as ``export_annotations --format potato``
-writes them. Each record is checked the way a page submission is: every
+writes them (with ``suggestions``, each answer's suggestion mark, from a project
+with suggestions: kept on the answers). Each record is checked the way a page submission is: every
 answer through its scheme, against the item's tree, and a submitted record
 must answer every required scheme. Every problem is listed with its line
 and path (``line 3: annotations.response_quality.selected_path[1]: ...``),
@@ -48,6 +49,9 @@ LEASED, SUBMITTED, SKIPPED = Assignment.Status.LEASED, Assignment.Status.SUBMITT
 MAX_REPORTED_ERRORS = 1000
 MAX_NAMES_SHOWN = 20
 RECORD_KEYS = ("id", "user", "status", "annotations", "updated_at")
+# The marks an export writes in ``suggestions`` (annotation.exports.rows.suggestion_written):
+# whether a judge's suggestion was visible when each answer was made; kept on import.
+SUGGESTION_MARKS = {"none": "", **{mark: mark for mark in Annotation.Suggestion.values if mark}}
 STATUSES = (Annotation.Status.SUBMITTED, Annotation.Status.DRAFT, Annotation.Status.SKIPPED)
 # Schemes whose answers name nodes, and so are checked against the tree's shape.
 TREE_TYPES = frozenset({"tree_annotation", "span"})
@@ -136,6 +140,8 @@ class _Record:
     answers: dict[str, Any]
     tree_id: int = 0
     user: AbstractBaseUser | None = None
+    # Each answer's suggestion mark (Annotation.Suggestion), as the record says.
+    suggestions: dict[str, str] = field(default_factory=dict)
 
 
 class _Rollback(Exception):
@@ -222,7 +228,7 @@ class _Importer:
             return None
         before = self.report.error_count
         for key in document:
-            if key not in RECORD_KEYS:
+            if key not in RECORD_KEYS and key != "suggestions":
                 self.fail(line, str(key), f"unknown key (expected {', '.join(RECORD_KEYS)})")
         item = self._string(document, "id", line, "the item id")
         username = self._username(document, line)
@@ -246,10 +252,29 @@ class _Importer:
                     "",
                     f'a second record of "{username}" for item "{item}" (the first is on line {first})',
                 )
+        suggestions = self._suggestions(document.get("suggestions", {}), line)
         if self.report.error_count > before:
             return None
         assert item is not None and username is not None and updated_at is not None
-        return _Record(line, item, username, status, updated_at, dict(answers))
+        return _Record(line, item, username, status, updated_at, dict(answers), suggestions=suggestions)
+
+    def _suggestions(self, value: Any, line: int) -> dict[str, str]:
+        """A record's ``suggestions``: scheme name: mark (an export of a project with suggestions)."""
+        if not isinstance(value, Mapping):
+            self.fail(line, "suggestions", f"must be an object of scheme name: mark, got {describe(value)}")
+            return {}
+        marks = {}
+        for name, mark in value.items():
+            if mark not in SUGGESTION_MARKS:
+                shown = f'"{mark}"' if isinstance(mark, str) else describe(mark)
+                self.fail(
+                    line,
+                    join("suggestions", str(name)),
+                    f"{shown} is not one of {', '.join(SUGGESTION_MARKS)}",
+                )
+                continue
+            marks[str(name)] = SUGGESTION_MARKS[mark]
+        return marks
 
     def _string(self, document: Mapping[str, Any], key: str, line: int, what: str) -> str | None:
         value = document.get(key)
@@ -410,6 +435,7 @@ class _Importer:
                 annotation.payload = payload
                 annotation.status = record.status
                 annotation.source = Annotation.Source.IMPORT
+                annotation.suggestion = record.suggestions.get(name, "")
                 annotation.updated_at = record.updated_at
                 annotation.submitted_at = submitted_at
             removed.extend(a.pk for name, a in before.items() if name not in record.answers)
@@ -445,7 +471,9 @@ class _Importer:
             Annotation.objects.filter(pk__in=removed).delete()
         Annotation.objects.bulk_create(created, batch_size=1000)
         Annotation.objects.bulk_update(
-            changed, ["payload", "status", "source", "version", "updated_at", "submitted_at"], batch_size=1000
+            changed,
+            ["payload", "status", "source", "version", "updated_at", "submitted_at", "suggestion"],
+            batch_size=1000,
         )
         Assignment.objects.bulk_create(new_assignments, batch_size=1000)
         Assignment.objects.bulk_update(

@@ -28,6 +28,7 @@ from annotation.bounded_yaml import load_yaml
 from annotation.models import Project
 from annotation.problems import Problem, Problems, ProblemsError, describe, join
 from annotation.projects.quality_config import QualityConfig, parse_quality
+from annotation.projects.suggestion_config import SuggestionConfig, judge_account_check, parse_suggestions
 from annotation.projects.workflow_config import WorkflowConfig, parse_workflow
 from annotation.schemes import SCHEMES, Scheme
 
@@ -94,6 +95,7 @@ OWN_KEYS = frozenset(
         "annotation_task_name",
         "workflow",
         "quality",
+        "suggestions",
     }
 )
 POTATO_MAPPED = frozenset(
@@ -145,6 +147,8 @@ class ProjectConfig:
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
     # Gold checks, flagging and the training phase (``quality:``; none when absent).
     quality: QualityConfig = field(default_factory=QualityConfig)
+    # A judge's answers shown to annotators (``suggestions:``; none when absent).
+    suggestions: SuggestionConfig = field(default_factory=SuggestionConfig)
 
     def scheme(self, name: str) -> Scheme:
         for scheme in self.schemes:
@@ -164,7 +168,7 @@ class ProjectConfig:
             "notes": self.notes,
             "workflow": self.workflow.as_dict(),
             "quality": self.quality.as_dict(),
-        }
+        } | ({"suggestions": self.suggestions.as_dict()} if self.suggestions.enabled else {})
 
 
 # Why a scheme without a description is refused, in its problem.
@@ -196,6 +200,9 @@ def config_from_data(raw: Any, *, saved: bool = False) -> ProjectConfig:
     notes: list[str] = []
     assignment = _assignment(raw, problems, notes)
     quality = parse_quality(raw, [scheme.name for scheme in schemes], problems, notes)
+    suggestions = parse_suggestions(raw, problems)
+    if not saved:
+        judge_account_check(suggestions, problems)
     title = raw.get("annotation_task_name", "")
     if not isinstance(title, str):
         problems.add("annotation_task_name", f"must be a string, got {describe(title)}")
@@ -216,6 +223,7 @@ def config_from_data(raw: Any, *, saved: bool = False) -> ProjectConfig:
         notes=notes,
         workflow=workflow,
         quality=quality,
+        suggestions=suggestions,
     )
 
 

@@ -17,7 +17,7 @@ as stale. A write that waited for another's lock reads the answers it left.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,6 +35,7 @@ from annotation.projects.counts import annotator_submitted_change, project_count
 from annotation.quality.gold import item_gold_score
 from annotation.work.assignment import EXPIRED, LEASED, SKIPPED, SUBMITTED
 from annotation.work.signals import item_submitted
+from annotation.work.suggestions import item_suggestions, suggestion_mark
 from trees import sql
 from trees.audit import audit_record
 from trees.models import ConversationTree
@@ -117,10 +118,23 @@ def draft_save(
     version: int,
     time_spent_ms: int = 0,
     page_save: PageSave | None = None,
+    suggestions_taken: Collection[str] = (),
 ) -> Assignment:
     """Keep the answers as a draft and extend the lease. ``page_save``: the annotate page's
-    name for itself and the draft's number, which lets its drafts arrive out of order."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=False, page_save=page_save)
+    name for itself and the draft's number, which lets its drafts arrive out of order.
+    ``suggestions_taken``: the schemes whose answer the annotator copied from the judge's
+    suggestion (``annotation.work.suggestions``)."""
+    return _write(
+        project,
+        tree,
+        user,
+        answers,
+        version,
+        time_spent_ms,
+        submit=False,
+        page_save=page_save,
+        taken=suggestions_taken,
+    )
 
 
 def item_submit(
@@ -131,11 +145,12 @@ def item_submit(
     answers: Mapping[str, Any],
     version: int,
     time_spent_ms: int = 0,
+    suggestions_taken: Collection[str] = (),
 ) -> Assignment:
     """Submit the answers (every scheme with ``label_requirement`` must be answered); once
     committed, ``signals.item_submitted`` tells the groups above (adjudication's automatic rule,
     webhooks)."""
-    return _write(project, tree, user, answers, version, time_spent_ms, submit=True)
+    return _write(project, tree, user, answers, version, time_spent_ms, submit=True, taken=suggestions_taken)
 
 
 def _locked_assignment(project: Project, tree: ConversationTree | int, user: AbstractBaseUser) -> Assignment:
@@ -210,6 +225,7 @@ def _write(
     *,
     submit: bool,
     page_save: PageSave | None = None,
+    taken: Collection[str] = (),
 ) -> Assignment:
     now = timezone.now()
     # Time on task is a measurement from the browser: never negative, never absurd (a day).
@@ -280,6 +296,9 @@ def _write(
         _reactivate(project, assignment, now)
     # Once the item is submitted, every answer to it is (a later draft corrects it).
     finished = submit or assignment.status == SUBMITTED
+    # A project with suggestions: which schemes the judge answered (one query), so that each
+    # answer written says whether a suggestion was visible when it was made.
+    suggested = item_suggestions(project=project, tree_id=tree.pk, config=config)
     status = Annotation.Status.SUBMITTED if finished else Annotation.Status.DRAFT
     changed, created = [], []
     for name, payload in normalized.items():
@@ -298,9 +317,20 @@ def _write(
                     submitted_at=now if finished else None,
                 )
             )
+            annotation, previous = created[-1], None
         else:
+            previous = annotation.payload
             annotation.payload = payload
             changed.append(annotation)
+        if suggested:
+            annotation.suggestion = suggestion_mark(
+                show=config.suggestions.show,
+                suggested=name in suggested,
+                taken=name in taken,
+                seen=assignment.submitted_at is not None,
+                changed=payload != previous,
+                before=annotation.suggestion,
+            )
     # Answers not sent this time keep their payload but follow the item's status.
     for annotation in existing.values():
         if annotation.scheme not in normalized and annotation.scheme not in cleared:
@@ -316,7 +346,7 @@ def _write(
         Annotation.objects.filter(project=project, tree=tree, user=user, scheme__in=cleared).delete()
     sql.insert(created)
     for annotation in changed:  # one per scheme, and schemes are few
-        sql.update(annotation, ["payload", "status", "version", "updated_at", "submitted_at"])
+        sql.update(annotation, ["payload", "status", "version", "updated_at", "submitted_at", "suggestion"])
 
     if finished and assignment.kind != Assignment.Kind.WORK:
         # A gold check or training item is scored with the answers, in this transaction (quality.gold).

@@ -37,6 +37,7 @@ from annotation.work.item_json import item_data
 from annotation.work.my_work import MY_WORK_FILTERS, my_work, my_work_neighbours
 from annotation.work.selectors import ItemView, item_view, review_returned
 from annotation.work.submissions import NotAssigned
+from annotation.work.suggestions import item_suggestions_data
 
 
 @require_http_methods(["GET", "POST"])
@@ -114,7 +115,8 @@ def item_annotate(request: HttpRequest, name: str, tree_id: int) -> HttpResponse
         item = item_view(project=project, tree_id=tree_id, user=request.user, with_messages=True)
     except NotAssigned:
         return forbidden(request, "This item is not assigned to you.", project)
-    page_data = _annotate_page_data(item)
+    # A judge's suggestions, when the project shows them on this item now (annotation.work.suggestions).
+    page_data = _annotate_page_data(item) | _suggestions_page_data(item)
     context = {
         "project": project,
         "item": item,
@@ -184,6 +186,12 @@ def _annotate_page_data(item: ItemView) -> dict[str, Any]:
             "skip": reverse("api:item-skip", kwargs={"name": project.name, "tree_id": tree_id}),
         },
     } | _training_page_data(item)
+
+
+def _suggestions_page_data(item: ItemView) -> dict[str, Any]:
+    """The judge's suggestions (one query; none, and no query, in a project without them)."""
+    suggestions = item_suggestions_data(project=item.project, assignment=item.assignment)
+    return {"suggestions": suggestions} if suggestions is not None else {}
 
 
 def _training(item: ItemView) -> TrainingStatus | None:

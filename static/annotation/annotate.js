@@ -25,6 +25,7 @@
  *   editing.js            submitted work opens read-only, behind Edit
  *   undo.js               undoing a cleared path, rating or deleted span
  *   training_feedback.js  a training item's expected answers
+ *   suggestions.js        a judge's suggestion: before answering, or after
  *   keyboard.js           the keys and their help
  *   flash.js, elements.js the flash line; making elements
  *
@@ -48,6 +49,7 @@ import { createPanel } from "./annotate/panel.js";
 import { createPath } from "./annotate/path.js";
 import { createPending } from "./annotate/pending.js";
 import { createRowMarks } from "./annotate/row_marks.js";
+import { createSuggestions } from "./annotate/suggestions.js";
 import { createSummary } from "./annotate/summary.js";
 import { createTrainingFeedback } from "./annotate/training_feedback.js";
 import { createTreeView } from "./annotate/tree_view.js";
@@ -80,6 +82,8 @@ function start(root, data) {
   var markRow = createRowMarks(tree, answers);
   var summary = createSummary(part("summary"), answers, tree);
   var feedback = null;
+  var suggestions = null;
+  var suggestionsTaken = new Set();
   var autosave = createAutosave({
     part: part,
     data: data,
@@ -87,6 +91,10 @@ function start(root, data) {
     answers: answers,
     onFeedback: function (given) {
       feedback.show(given);
+    },
+    taken: suggestionsTaken,
+    onSuggestions: function (given) {
+      return suggestions.showAfterSubmit(given);
     },
   });
   feedback = createTrainingFeedback({ root: root, part: part, item: item, autosave: autosave });
@@ -185,6 +193,29 @@ function start(root, data) {
     editing: editing,
   });
   tree.openOnClick(panel.open);
+  suggestions = createSuggestions({
+    root: root,
+    part: part,
+    item: item,
+    answers: answers,
+    taken: suggestionsTaken,
+    autosave: autosave,
+    undo: undo,
+    flash: flash,
+    changed: changed,
+    // The answers drawn again, as they are now (a suggestion copied in, or undone).
+    redraw: function () {
+      path.buildBars();
+      buildItemSchemes(itemSchemes);
+      if (panel.openId() !== null) {
+        panel.open(panel.openId());
+      }
+      tree.rows.forEach(function (row) {
+        markRow(row.dataset.id);
+      });
+    },
+  });
+  suggestions.start(data.suggestions);
 
   path.buildBars();
   buildItemSchemes(itemSchemes);

@@ -61,7 +61,11 @@ def answers() -> dict[str, Annotation]:
 
 
 def sources(answers: dict[str, Annotation]) -> dict[str, str]:
-    return {name: Annotation.objects.get(pk=answer.pk).source for name, answer in answers.items()}
+    # Only the column the migration changes: columns added since are not there at 0010.
+    return {
+        name: Annotation.objects.filter(pk=answer.pk).values_list("source", flat=True).get()
+        for name, answer in answers.items()
+    }
 
 
 def test_migrating_marks_the_corpus_answers_as_references_and_nothing_else(answers):
@@ -70,7 +74,7 @@ def test_migrating_marks_the_corpus_answers_as_references_and_nothing_else(answe
     migrate(MARKING)
 
     assert sources(answers) == {"corpus": "reference", "alice": "import", "typed by hand": "human"}
-    assert list(Annotation.objects.references()) == [answers["corpus"]]
+    assert list(Annotation.objects.references().values_list("pk", flat=True)) == [answers["corpus"].pk]
 
 
 def test_migrating_back_makes_them_imports_again(answers):

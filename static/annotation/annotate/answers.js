@@ -35,8 +35,9 @@ export function createAnswers(data, childrenById, draws) {
   var saved = data.item.annotations || {};
   var answers = new Map();
 
-  treeSchemes.forEach(function (scheme) {
-    var payload = saved[scheme.name] || {};
+  // A tree scheme's state from its payload; `shownOrders` (a comparisons Map), when given,
+  // keeps the orders this annotator was shown over those the payload brings (a suggestion's).
+  function treeState(scheme, payload, shownOrders) {
     var state = {
       nodes: new Map(entries(payload.node_annotations)),
       path: Array.isArray(payload.selected_path) ? payload.selected_path.slice() : [],
@@ -54,8 +55,35 @@ export function createAnswers(data, childrenById, draws) {
         }
       });
     }
-    answers.set(scheme.name, state);
+    if (shownOrders) {
+      state.comparisons.forEach(function (comparison, parent) {
+        var shown = shownOrders.get(parent);
+        if (shown && shown.shown_order) {
+          comparison.shown_order = shown.shown_order.slice();
+        }
+      });
+    }
+    return state;
+  }
+
+  treeSchemes.forEach(function (scheme) {
+    answers.set(scheme.name, treeState(scheme, saved[scheme.name] || {}));
   });
+
+  // Replace a scheme's answer with `payload` as the API takes it (a suggestion taken, or an
+  // answer put back): none (undefined) takes an item-level answer away.
+  function load(name, payload) {
+    var tree = treeSchemes.find(function (scheme) {
+      return scheme.name === name;
+    });
+    if (tree) {
+      answers.set(name, treeState(tree, JSON.parse(JSON.stringify(payload || {})), answers.get(name).comparisons));
+    } else if (payload === undefined || payload === null) {
+      answers.delete(name);
+    } else {
+      answers.set(name, JSON.parse(JSON.stringify(payload)));
+    }
+  }
   itemSchemes.forEach(function (scheme) {
     if (saved[scheme.name] !== undefined) {
       answers.set(scheme.name, saved[scheme.name]);
@@ -104,5 +132,6 @@ export function createAnswers(data, childrenById, draws) {
       answers.delete(name);
     },
     collect: collect,
+    load: load,
   };
 }

@@ -36,7 +36,10 @@ var NAVIGATION_WAIT_MS = 1500;
 
 // options: part, data (the page data: the item's version, the API URLs),
 // item ({editable}), answers (answers.js) and onFeedback(feedback), called
-// when a submitted training item answers with its expected answers.
+// when a submitted training item answers with its expected answers; taken (a
+// Set of the schemes copied from a suggestion, sent with every save) and
+// onSuggestions(suggestions), called when a submit answers with a judge's
+// suggestion (true when it is shown: the page then stays).
 export function createAutosave(options) {
   var part = options.part;
   var data = options.data;
@@ -127,7 +130,13 @@ export function createAutosave(options) {
 
   // `measure`: only to weigh the body, leaving the time on the page to the next save.
   function writeBody(measure) {
-    return { annotations: answers.collect(), version: version, time_spent_ms: measure ? MAX_TIME_MS : takeTime() };
+    var body = { annotations: answers.collect(), version: version, time_spent_ms: measure ? MAX_TIME_MS : takeTime() };
+    // The schemes whose answer was copied from a judge's suggestion (suggestions.js).
+    var taken = options.taken ? Array.from(options.taken) : [];
+    if (taken.length) {
+      body.suggestions_taken = taken;
+    }
+    return body;
   }
 
   function draftBody() {
@@ -214,6 +223,11 @@ export function createAutosave(options) {
           version = result.body.version;
           if (result.body.feedback) {
             options.onFeedback(result.body.feedback);
+            return;
+          }
+          // A judge's suggestion shown only once the item is submitted (suggestions.js).
+          if (result.body.suggestions && options.onSuggestions && options.onSuggestions(result.body.suggestions)) {
+            setStatus("Submitted.");
             return;
           }
           setStatus(label + ": done. Loading the next item…");
