@@ -41,19 +41,19 @@ class GrowForm(forms.Form):
     nodes = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text="Node ids, by spaces or commas."
     )
-    n = forms.IntegerField(label="replies per turn", min_value=1, max_value=MAX_REPLIES, initial=1)
+    n = forms.IntegerField(label="Replies per turn", min_value=1, max_value=MAX_REPLIES, initial=1)
     temperature = forms.FloatField(required=False, min_value=0, max_value=2)
-    top_p = forms.FloatField(label="top p", required=False, min_value=0, max_value=1)
-    max_tokens = forms.IntegerField(label="max tokens", required=False, min_value=1)
+    top_p = forms.FloatField(label="Top p", required=False, min_value=0, max_value=1)
+    max_tokens = forms.IntegerField(label="Max tokens", required=False, min_value=1)
     seed = forms.IntegerField(required=False, min_value=0, help_text="Reply i is asked with seed + i.")
     system_prompt = forms.CharField(
-        label="system prompt", required=False, max_length=MAX_SYSTEM_PROMPT_CHARS, widget=forms.Textarea
+        label="System prompt", required=False, max_length=MAX_SYSTEM_PROMPT_CHARS, widget=forms.Textarea
     )
     budget_tokens = forms.IntegerField(
-        label="budget (tokens)", required=False, min_value=1, help_text="Stop before exceeding it."
+        label="Budget (tokens)", required=False, min_value=1, help_text="Stop before exceeding it."
     )
     budget_cost = forms.DecimalField(
-        label="budget (cost)", required=False, min_value=0, help_text="At the endpoint's prices."
+        label="Budget (cost)", required=False, min_value=0, help_text="At the endpoint's prices."
     )
 
     def grow_data(self) -> dict[str, Any]:

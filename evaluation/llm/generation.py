@@ -34,6 +34,7 @@ from evaluation.llm.grow_requests import GrowRequest
 from evaluation.llm.limits import Budget, BudgetExhausted
 from evaluation.llm.models import ModelCall, ModelEndpoint
 from evaluation.llm.threads import map_in_threads
+from evaluation.llm.writes import writes_serialized
 from trees.branches import NewReply, Node, NodeGone, conversation_path, nodes_to_grow, replies_add
 from trees.models import ConversationTree, Message
 from trees.vocabulary import ASSISTANT
@@ -346,7 +347,8 @@ def _grow_batch(
             metadata=metadata,
         )
         try:
-            result.added = len(replies_add(tree_id=turn.tree_id, parent_id=turn.node.pk, replies=[new]))
+            with writes_serialized():
+                result.added = len(replies_add(tree_id=turn.tree_id, parent_id=turn.node.pk, replies=[new]))
         except NodeGone as gone:
             result.error = str(gone)
         return result
