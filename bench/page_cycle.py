@@ -1,10 +1,12 @@
 """The annotator's page cycle over HTTP, as a browser makes it, and its CPU per cycle.
 
 A cycle is what an annotator's browser asks for: ``POST /projects/{name}/`` (the project
-page's button: lease the next item; it answers with a redirect), ``GET`` the annotate page it
-points to, and a save from the page's script (``PUT .../draft``, or with ``--save submit`` the
-submission, after which the next cycle leases a fresh item). ``--annotators`` threads, each
-signed in with its own session cookie and CSRF token, run cycles against gunicorn
+page's button: lease the next item; it answers with the item's annotate page, whose script
+then shows the item's address), and a save from the page's script (``PUT .../draft``, or with
+``--save submit`` the submission, after which the next cycle leases a fresh item). Were the
+answer a redirect, the cycle follows it (``GET`` the page, reported as its own step).
+``--annotators`` threads, each signed in with its own session cookie and CSRF token, run
+cycles against gunicorn
 (platform/gunicorn.conf.py, started by the script) on a fresh database with a project of
 ``--trees`` small trees (``annotations_per_item: 3``, random order).
 
@@ -142,11 +144,10 @@ class Annotator(threading.Thread):
                 response, content = self.request(
                     connection, "next", "POST", f"/projects/{PROJECT}/", f"csrfmiddlewaretoken={CSRF}"
                 )
-                if response.status != 302:
-                    self.errors[f"next {response.status} {content[:80]!r}"] += 1
-                    continue
-                page = response.getheader("Location")
-                response, content = self.request(connection, "page", "GET", page)
+                if response.status == 302:
+                    response, content = self.request(
+                        connection, "page", "GET", response.getheader("Location")
+                    )
                 found = PAGE_DATA.search(content)
                 if response.status != 200 or found is None:
                     self.errors[f"page {response.status}"] += 1
