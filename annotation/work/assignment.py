@@ -260,7 +260,7 @@ def _held_or_due(
     if own and own[0].status == LEASED:
         current = own[0]
         current.lease_expires_at = now + lease
-        current.save(update_fields=["lease_expires_at"])
+        sql.update(current, ["lease_expires_at"])  # with the transaction's closing writes
         return current, None
 
     if config.max_items_per_user is not None:
