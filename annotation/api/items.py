@@ -52,19 +52,26 @@ class AnswersInputSerializer(serializers.Serializer):
         help_text="Time spent on the item since the last write.",
     )
 
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
+    def run_validation(self, data: Any = serializers.empty) -> Any:
         """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
-        item); anything else goes through the fields, for their errors."""
-        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"}:
-            answers, version = data.get("annotations", {}), data.get("version")
-            spent = data.get("time_spent_ms", 0)
-            if (
-                isinstance(answers, dict)
-                and _whole(version, 1, MAX_VERSION)
-                and _whole(spent, 0, MAX_TIME_SPENT_MS)
-            ):
-                return {"annotations": answers, "version": version, "time_spent_ms": spent}
-        return super().to_internal_value(data)
+        item; its validators' defaults alone deep-copied every field); anything else goes
+        through the fields, for their errors."""
+        well_formed = _answers_well_formed(data)
+        return well_formed if well_formed is not None else super().run_validation(data)
+
+
+def _answers_well_formed(data: Any) -> dict[str, Any] | None:
+    """The body's envelope when it is well formed as it is (None: let the fields say what is wrong)."""
+    if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"}:
+        answers, version = data.get("annotations", {}), data.get("version")
+        spent = data.get("time_spent_ms", 0)
+        if (
+            isinstance(answers, dict)
+            and _whole(version, 1, MAX_VERSION)
+            and _whole(spent, 0, MAX_TIME_SPENT_MS)
+        ):
+            return {"annotations": answers, "version": version, "time_spent_ms": spent}
+    return None
 
 
 def _whole(value: Any, low: int, high: int) -> bool:
