@@ -29,6 +29,7 @@ from tests.annotation.annotator_items import (
     project_over,
 )
 from tests.factories import UserFactory
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
@@ -40,10 +41,10 @@ PROJECT_LIST_QUERIES = 6
 # the items either side in My work (Previous and Next).
 ANNOTATE_PAGE_QUERIES = 9
 # The session and the user, the project with the user's roles; the hand-out in its transaction
-# (its start and end, the expired leases, the taking of an item, the tree, the new lease and its
-# log entry: one statement on PostgreSQL, two on SQLite, which has the person's lock instead);
+# (its start and end, the expired leases with the person's lock on PostgreSQL, the taking of an
+# item, the tree, the new lease and its log entry: one statement on PostgreSQL, two on SQLite);
 # then the page as above but for the assignment and the answers, which the new lease knows.
-HAND_OUT_PAGE_QUERIES = 14
+HAND_OUT_PAGE_QUERIES = 12 + closing_writes(2)
 HELPFUL = "annotation_schemes:\n  - {annotation_type: likert, name: helpful, description: Helpful, size: 5}\n"
 
 
