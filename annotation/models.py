@@ -208,6 +208,9 @@ class Assignment(models.Model):
             # A user's latest work: where their walk through the items goes on from
             # (annotation.work.assignment, the hand-out's cursor), one index probe at any history.
             models.Index(fields=["project", "user", "-leased_at", "-id"], name="assignment_latest"),
+            # A user's items in their latest activity's order: My work's pages, and the annotate
+            # page's Previous and Next (annotation.work.my_work), an index range at any history.
+            models.Index(fields=["project", "user", "updated_at", "id"], name="assignment_my_work"),
             # The review queue: a project's submitted work by review status, in item order.
             models.Index(
                 fields=["project", "review_status", "status", "tree"], name="assignment_review_queue"

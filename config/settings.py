@@ -339,7 +339,7 @@ BRANCHPOINT_WEBHOOK_BACKOFF_SECONDS = env_int("BRANCHPOINT_WEBHOOK_BACKOFF_SECON
 BRANCHPOINT_WEBHOOK_ALLOWED_HOSTS = env_list("BRANCHPOINT_WEBHOOK_ALLOWED_HOSTS", [])
 
 # How often each process looks for a project's expired leases when handing out items
-# (annotation.work.assignment); 0 looks on every hand-out.
+# (annotation.work.assignment), on PostgreSQL; 0 looks on every hand-out, as SQLite always does.
 LEASE_RECLAIM_SECONDS = env_int("LEASE_RECLAIM_SECONDS", 1)
 
 # Requests per caller and window ("N/sec", "N/min", "N/hour", "N/day"; "off" for no

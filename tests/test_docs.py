@@ -22,6 +22,7 @@ The rules, each a test per place in the docs (its id names the file and line):
 from __future__ import annotations
 
 import io
+import json
 import re
 import shlex
 import subprocess
@@ -496,14 +497,25 @@ def test_the_readme_route_from_a_project_page_to_the_annotate_page(client):
 
     assert signed_in.status_code == 302, f"README.md's sign-in page {login} did not sign the annotator in"
     assert page.status_code == 200 and "Start annotating" in page.text
-    assert started.status_code == 302
+    # Start annotating answers with the leased item's annotate page, which names its own address.
+    assert "annotation/annotate.html" in [template.name for template in started.templates]
+    shown = annotate_page_address(started)
     for expected in annotate:
-        assert address_pattern(expected, name=project.name).fullmatch(started.url), (
-            f"Start annotating went to {started.url}, not to README.md's annotate page {expected}"
+        assert address_pattern(expected, name=project.name).fullmatch(shown), (
+            f"Start annotating showed {shown}, not README.md's annotate page {expected}"
         )
-    item = client.get(started.url)
+    item = client.get(shown)
     assert item.status_code == 200
     assert "annotation/annotate.html" in [template.name for template in item.templates]
+
+
+def annotate_page_address(response: Any) -> str:
+    """The address an annotate page's script shows (``urls.page`` of its data)."""
+    found = re.search(
+        r'<script id="annotate-data" type="application/json">(.*?)</script>', response.text, re.S
+    )
+    assert found, "the answer is not an annotate page"
+    return json.loads(found.group(1))["urls"]["page"]
 
 
 def demo_logins(printed: str) -> dict[str, str]:
@@ -543,10 +555,12 @@ def test_the_readme_tour_runs_on_the_demo(client, checkout_copy):
     sign_in(client, "annotator", logins["annotator"])
     for project_page in [a for a in readme_addresses("annotation:project") if "<" not in a]:
         started = client.post(project_page)
-        assert started.status_code == 302, f"README.md: Start annotating on {project_page} handed out nothing"
-        annotate = f"{project_page}items/<tree_id>/"
-        assert address_pattern(annotate).fullmatch(started.url), f"{started.url} is not {annotate}"
-        assert client.get(started.url).status_code == 200
+        assert started.status_code == 200 and "annotate-data" in started.text, (
+            f"README.md: Start annotating on {project_page} handed out nothing"
+        )
+        shown, annotate = annotate_page_address(started), f"{project_page}items/<tree_id>/"
+        assert address_pattern(annotate).fullmatch(shown), f"{shown} is not {annotate}"
+        assert client.get(shown).status_code == 200
 
     sign_in(client, "admin", logins["admin"])
     for address in [a for a in addresses() if a.place.path == ROOT / "README.md" and "<" not in a.path]:

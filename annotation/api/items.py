@@ -61,34 +61,38 @@ class AnswersInputSerializer(serializers.Serializer):
         "the annotator copied from the judge's suggestion (recorded with the answers, and exported).",
     )
 
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
+    def run_validation(self, data: Any = serializers.empty) -> Any:
         """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
-        item); anything else goes through the fields, for their errors."""
-        # (A body with suggestions_taken, sent only in projects with suggestions, goes through
-        # the fields, which check its items.)
-        if isinstance(data, dict) and set(data) <= {"annotations", "version", "time_spent_ms"} | (
-            set(self.fields) - {"suggestions_taken"}
+        item; its validators' defaults alone deep-copied every field); anything else goes
+                through the fields, for their errors. A body with suggestions_taken, sent only in
+                projects with suggestions, goes through the fields, which check its items."""
+        well_formed = _answers_well_formed(data, set(self.fields) - {"suggestions_taken"})
+        return well_formed if well_formed is not None else super().run_validation(data)
+
+
+def _answers_well_formed(data: Any, known: set[str]) -> dict[str, Any] | None:
+    """The body's envelope when it is well formed as it is (None: let the fields say what is wrong)."""
+    if isinstance(data, dict) and set(data) <= known:
+        answers, version = data.get("annotations", {}), data.get("version")
+        spent = data.get("time_spent_ms", 0)
+        page, sequence = data.get("page"), data.get("sequence")
+        if (
+            isinstance(answers, dict)
+            and _whole(version, 1, MAX_VERSION)
+            and _whole(spent, 0, MAX_TIME_SPENT_MS)
+            and (page is None) == (sequence is None)
         ):
-            answers, version = data.get("annotations", {}), data.get("version")
-            spent = data.get("time_spent_ms", 0)
-            page, sequence = data.get("page"), data.get("sequence")
-            if (
-                isinstance(answers, dict)
-                and _whole(version, 1, MAX_VERSION)
-                and _whole(spent, 0, MAX_TIME_SPENT_MS)
-                and (page is None) == (sequence is None)
-            ):
-                value = {
-                    "annotations": answers,
-                    "version": version,
-                    "time_spent_ms": spent,
-                    "suggestions_taken": [],
-                }
-                if page is None:
-                    return value
-                if isinstance(page, str) and PAGE_NAME.fullmatch(page) and _whole(sequence, 1, MAX_VERSION):
-                    return value | {"page": page, "sequence": sequence}
-        return super().to_internal_value(data)
+            value = {
+                "annotations": answers,
+                "version": version,
+                "time_spent_ms": spent,
+                "suggestions_taken": [],
+            }
+            if page is None:
+                return value
+            if isinstance(page, str) and PAGE_NAME.fullmatch(page) and _whole(sequence, 1, MAX_VERSION):
+                return value | {"page": page, "sequence": sequence}
+    return None
 
 
 def _whole(value: Any, low: int, high: int) -> bool:

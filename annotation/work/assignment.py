@@ -67,13 +67,15 @@ class NoItemAvailable(Exception):
         self.message = message
 
 
-def leases_reclaim(project: Project, now: datetime) -> int:
+def leases_reclaim(project: Project, now: datetime, *, person: AbstractBaseUser | None = None) -> int:
     """Mark expired leases and free their places; returns how many expired.
 
     Rows another transaction is reclaiming are skipped, so no lease is counted back twice.
-    A hand-out runs this at most every ``LEASE_RECLAIM_SECONDS``, and in as many statements
-    whether leases expired or not (``bench/annotate_page.py`` counts them): one on
-    PostgreSQL; on SQLite one, and one more to free the places when some expired.
+    On PostgreSQL a hand-out runs this at most every ``LEASE_RECLAIM_SECONDS``, in the
+    statement that takes the ``person``'s lock first (``_person_lock``), so a hand-out costs
+    as many statements whether it sweeps or not, whether leases expired or not
+    (``bench/annotate_page.py`` counts them). On SQLite every hand-out runs it: one statement
+    in process, and one more to free the places when some expired.
     """
     assignments, items = sql.table(Assignment), sql.table(ProjectItem)
     overlap = project_config(project).assignment.annotations_per_item
@@ -83,20 +85,31 @@ def leases_reclaim(project: Project, now: datetime) -> int:
     expired_params = [project.pk, sql.value(Assignment, "lease_expires_at", now)]
     # Gold checks and training never held a place in their item's overlap (annotation.quality.gold).
     if connection.vendor == "postgresql":
+        # With a person, their row is locked first: the candidates' scan waits on that lock (a
+        # one-time filter, read before any row), so the lock order holds (the module's docstring).
+        people = sql.table(get_user_model())
+        locked, lock_params = (
+            (f"person AS (SELECT id FROM {people} WHERE id = %s FOR NO KEY UPDATE), ", [person.pk])
+            if person is not None
+            else ("", [])
+        )
         row = sql.fetch_one(
             # The expired rows' keys as an array: each is then found by its key, never by a join
             # a generic plan might make over the whole table (tests/annotation/work/test_plans.py).
-            f"WITH marked AS (UPDATE {assignments} SET status = %s, updated_at = %s WHERE id = ANY(ARRAY("
-            f"SELECT id FROM {assignments} WHERE project_id = %s AND status = '{LEASED}' "
-            "AND lease_expires_at < %s FOR UPDATE SKIP LOCKED)) RETURNING tree_id, kind), "
+            f"WITH {locked}marked AS (UPDATE {assignments} SET status = %s, updated_at = %s "
+            f"WHERE id = ANY(ARRAY(SELECT id FROM {assignments} WHERE "
+            f"{'EXISTS (SELECT 1 FROM person) AND ' if person is not None else ''}project_id = %s "
+            f"AND status = '{LEASED}' AND lease_expires_at < %s FOR UPDATE SKIP LOCKED)) "
+            "RETURNING tree_id, kind), "
             "freed AS (SELECT tree_id, COUNT(*) AS places FROM marked WHERE kind = %s GROUP BY tree_id), "
             f"changed AS (UPDATE {items} item SET active_count = item.active_count - freed.places, "
             "is_full = item.active_count - freed.places >= %s FROM freed "
             "WHERE item.project_id = %s AND item.tree_id = freed.tree_id RETURNING 1) "
-            "SELECT (SELECT COUNT(*) FROM marked), (SELECT COUNT(*) FROM changed)",
-            [EXPIRED, now, *expired_params, WORK, overlap, project.pk],
+            f"SELECT {'(SELECT COUNT(*) FROM person), ' if person is not None else ''}"
+            "(SELECT COUNT(*) FROM marked), (SELECT COUNT(*) FROM changed)",
+            [*lock_params, EXPIRED, now, *expired_params, WORK, overlap, project.pk],
         )
-        return row[0]
+        return row[-2]
     expired = sql.fetch_all(
         f"UPDATE {assignments} SET status = %s, updated_at = %s "
         f"WHERE project_id = %s AND status = '{LEASED}' AND lease_expires_at < %s RETURNING tree_id, kind",
@@ -132,12 +145,15 @@ _reclaim_due_at: dict[int, float] = {}
 
 
 def _reclaim_due(project: Project) -> bool:
-    """Whether this hand-out looks for expired leases: at most every
+    """Whether this hand-out looks for expired leases: on PostgreSQL at most every
     ``settings.LEASE_RECLAIM_SECONDS`` per project and process. Leases run for minutes, so a
-    second's delay frees nobody's place noticeably later, and most hand-outs skip a statement."""
+    second's delay frees nobody's place noticeably later, and most hand-outs skip the sweep's
+    work (its statement is the person's lock's, whichever it is). On SQLite, every hand-out:
+    its sweep is a statement of its own, which must not come and go (bench/annotate_page.py
+    counts them), and costs little in process."""
     seconds = settings.LEASE_RECLAIM_SECONDS
-    if seconds <= 0:
-        return True
+    if seconds <= 0 or not connection.features.has_select_for_update:
+        return True  # SQLite: every hand-out (see ``leases_reclaim``)
     moment = time.monotonic()
     if _reclaim_due_at.get(project.pk, 0.0) > moment:
         return False
@@ -187,9 +203,11 @@ def _item_next(
     full_config = project_config(project)
     config = full_config.assignment
     lease = timedelta(minutes=config.lease_minutes)
-    _person_lock(user)
     if _reclaim_due(project):
-        leases_reclaim(project, now)
+        # On PostgreSQL in the statement that locks the person first; SQLite has no row locks.
+        leases_reclaim(project, now, person=user if connection.features.has_select_for_update else None)
+    else:
+        _person_lock(user)
 
     tree_id = None
     if config.max_items_per_user is None and not full_config.quality.enabled:
@@ -260,7 +278,7 @@ def _held_or_due(
     if own and own[0].status == LEASED:
         current = own[0]
         current.lease_expires_at = now + lease
-        current.save(update_fields=["lease_expires_at"])
+        sql.update(current, ["lease_expires_at"])  # with the transaction's closing writes
         return current, None
 
     if config.max_items_per_user is not None:

@@ -23,6 +23,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from annotation.models import Assignment, Project, Review
+from trees import sql
 
 LEASED, SUBMITTED = Assignment.Status.LEASED, Assignment.Status.SUBMITTED
 REJECTED, ACCEPTED = Assignment.ReviewStatus.REJECTED, Assignment.ReviewStatus.ACCEPTED
@@ -174,22 +175,25 @@ class Neighbours:
 
 
 def my_work_neighbours(*, assignment: Assignment) -> Neighbours:
-    """The trees before and after ``assignment``'s in its annotator's My work: one query.
+    """The trees before and after ``assignment``'s in its annotator's My work: one statement,
+    two probes of the index of that order (models.Assignment, ``assignment_my_work``), whatever
+    the annotator's history. Written out (``trees.sql``): the annotate page asks on every visit.
 
     Read when the annotate page is drawn, so a save on that page (which makes the
     item the newest) does not change where its Previous and Next lead.
     """
-    mine = Assignment.objects.filter(project_id=assignment.project_id, user_id=assignment.user_id)
-    at, pk = assignment.updated_at, assignment.pk
-    older = mine.filter(Q(updated_at__lt=at) | Q(updated_at=at, pk__lt=pk)).order_by("-updated_at", "-pk")
-    newer = mine.filter(Q(updated_at__gt=at) | Q(updated_at=at, pk__gt=pk)).order_by("updated_at", "pk")
-    previous, following = (
-        Assignment.objects.filter(pk=pk)
-        .annotate(
-            previous=Subquery(older.values("tree_id")[:1]),
-            following=Subquery(newer.values("tree_id")[:1]),
-        )
-        .values_list("previous", "following")
-        .get()
+    mine = (
+        f"SELECT mine.tree_id FROM {sql.table(Assignment)} mine "
+        "WHERE mine.project_id = %s AND mine.user_id = %s"
+    )
+    at = sql.value(Assignment, "updated_at", assignment.updated_at)
+    place = [assignment.project_id, assignment.user_id, at, assignment.pk]
+    # (updated_at, id) compared as a pair (a row value): both databases start the index range
+    # at the item's place and stop at the first row (an OR of the two columns read from one end).
+    previous, following = sql.fetch_one(
+        f"SELECT ({mine} AND (mine.updated_at, mine.id) < (%s, %s) "
+        "ORDER BY mine.updated_at DESC, mine.id DESC LIMIT 1), "
+        f"({mine} AND (mine.updated_at, mine.id) > (%s, %s) ORDER BY mine.updated_at, mine.id LIMIT 1)",
+        [*place, *place],
     )
     return Neighbours(previous=previous, next=following)

@@ -60,7 +60,13 @@ import { createWidgets } from "./annotate/widgets.js";
 var root = document.querySelector("[data-annotate]");
 var dataElement = document.getElementById("annotate-data");
 if (root && dataElement) {
-  start(root, JSON.parse(dataElement.textContent));
+  var pageData = JSON.parse(dataElement.textContent);
+  // The hand-out (a POST to the project's page) answers with this page: show the item's own
+  // address, so that a reload or a bookmark asks for this item, with a GET.
+  if (pageData.urls.page && window.location.pathname !== pageData.urls.page) {
+    window.history.replaceState(window.history.state, "", pageData.urls.page);
+  }
+  start(root, pageData);
 }
 
 function start(root, data) {

@@ -28,18 +28,18 @@ from tests.annotation.annotator_items import (
     person,
     project_over,
 )
-from tests.queries import closing_writes, row_locks
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
 # Queries each endpoint costs, whatever the tree's size (see the size tests
 # below). Every request starts with three: the session, the user and the throttle's count.
-# + the project with the caller's roles; in a savepoint: the person's lock (PostgreSQL), expired
-# leases, a free item taken (if the
+# + the project with the caller's roles; in a savepoint: expired leases (on PostgreSQL in the
+# statement that takes the person's lock first), a free item taken (if the
 # user holds or lost none, in the same statement), the tree's shape, the shuffled comparison draft,
 # the tree, then the assignment and the audit entry of the lease; then the item as GET gives it,
 # but for the assignment and tree.
-NEXT_ITEM_QUERIES = 15 + row_locks(1) + closing_writes(2)
+NEXT_ITEM_QUERIES = 15 + closing_writes(2)
 # + the project with the caller's roles, the assignment with its tree, the answers, the progress
 # (the user's assignments, the project's items), the messages.
 GET_ITEM_QUERIES = 9

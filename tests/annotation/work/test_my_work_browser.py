@@ -1,7 +1,8 @@
 """My work and Previous / Next in a real browser, with the keyboard where it counts.
 
 Alice submits three items from the annotate page (Ctrl+Enter) and is handed
-a fourth, which she holds as a draft. Rita sends the second back with a
+a fourth, which she holds as a draft (each came back with the hand-out and shows
+its own address, so a reload asks for it again). Rita sends the second back with a
 comment. Alice opens My work from the annotate page: the sent-back item
 comes first (sending it back handed it to her again), highlighted, with
 Rita's comment; the filter keeps it alone. From the oldest item, Next (the
@@ -77,6 +78,12 @@ def test_previous_next_and_my_work_with_a_sent_back_item(
         expect(page).to_have_url(item_url(live_server, project, external_id))
         ready(page)
         page.keyboard.press("Control+Enter")
+    expect(page).to_have_url(item_url(live_server, project, "conv_4"))
+    ready(page)
+    # Each item came back with the hand-out (a POST) and shows its own address: a reload asks
+    # for that item again, with a GET, not for another hand-out.
+    reloaded = page.reload()
+    assert reloaded is not None and reloaded.request.method == "GET"
     expect(page).to_have_url(item_url(live_server, project, "conv_4"))
     ready(page)
 

@@ -29,6 +29,7 @@ from tests.annotation.annotator_items import (
     project_over,
 )
 from tests.factories import UserFactory
+from tests.queries import closing_writes
 
 pytestmark = pytest.mark.django_db
 
@@ -39,6 +40,12 @@ PROJECT_LIST_QUERIES = 6
 # tree, the answers, the progress (the user's assignments, the project's items), the messages,
 # the items either side in My work (Previous and Next).
 ANNOTATE_PAGE_QUERIES = 9
+# The session and the user, the project with the user's roles; the hand-out in its transaction
+# (its start and end, the expired leases with the person's lock on PostgreSQL, the taking of an
+# item, the tree, the new lease and its log entry: one statement on PostgreSQL, two on SQLite);
+# then the page as above but for the assignment and the answers, which the new lease knows.
+HAND_OUT_PAGE_QUERIES = 12 + closing_writes(2)
+HELPFUL = "annotation_schemes:\n  - {annotation_type: likert, name: helpful, description: Helpful, size: 5}\n"
 
 
 @pytest.fixture
@@ -186,18 +193,57 @@ def test_the_project_list_costs_the_same_queries_for_any_number_of_projects(
 # The project page: start, continue, nothing left
 
 
-def test_starting_leases_an_item_and_opens_its_page(alice: Any, project: Project) -> None:
+def test_starting_leases_an_item_and_answers_with_its_page(alice: Any, project: Project) -> None:
+    """No redirect round trip: the answer is the item's annotate page, which names its own
+    address for the script to show (a reload then asks for the item, not for another lease)."""
     client = client_for(alice)
     assert "Start annotating" in client.get(reverse("annotation:project", args=["support"])).content.decode()
 
     response = client.post(reverse("annotation:project", args=["support"]))
 
     tree = project.dataset.trees.get()
-    assert response.headers["Location"] == item_page(project, tree.pk)
+    assert response.status_code == 200
+    assert response.templates[0].name == "annotation/annotate.html"
+    data = page_data(response)
+    assert data["urls"]["page"] == item_page(project, tree.pk)
+    assert data["item"]["tree"]["id"] == tree.pk
+    assert data["item"]["assignment"]["status"] == "leased"
+    # The same page as a GET of its address gives.
+    assert page_data(client.get(item_page(project, tree.pk))) == data
     assert (
         "Continue where you left off"
         in client.get(reverse("annotation:project", args=["support"])).content.decode()
     )
+
+
+def test_continuing_gives_back_the_held_item_with_its_draft(alice: Any) -> None:
+    project_over("rated", HELPFUL, [SEED_ITEM], [alice])
+    client = client_for(alice)
+    held = page_data(client.post(reverse("annotation:project", args=["rated"])))
+    saved = client.put(
+        held["urls"]["draft"],
+        {"annotations": {"helpful": {"rating": 4}}, "version": held["item"]["assignment"]["version"]},
+        content_type="application/json",
+    )
+    assert saved.status_code == 200, saved.content
+
+    again = page_data(client.post(reverse("annotation:project", args=["rated"])))
+
+    assert again["urls"]["page"] == held["urls"]["page"]
+    assert again["item"]["annotations"] == {"helpful": {"rating": 4}}
+
+
+@pytest.mark.parametrize("size", [4, 1000])
+def test_the_hand_out_answers_with_the_page_in_the_same_queries_whatever_the_trees_size(
+    alice: Any, size: int, django_assert_num_queries: Any
+) -> None:
+    project = project_over(f"sized-{size}", RESPONSE_QUALITY, [bushy_item("big", size)], [alice])
+    client = client_for(alice)
+
+    with django_assert_num_queries(HAND_OUT_PAGE_QUERIES):
+        response = client.post(reverse("annotation:project", args=[project.name]))
+
+    assert len(page_data(response)["item"]["tree"]["messages"]) == size
 
 
 def test_when_nothing_is_left_the_page_says_so(alice: Any, project: Project) -> None:
@@ -301,8 +347,11 @@ def test_the_page_data_holds_the_annotators_own_answers_and_the_api_urls(alice: 
     assert [scheme["name"] for scheme in data["schemes"]] == ["response_quality"]
     assert data["schemes"][0]["node_scheme"]["size"] == 5
     assert data["urls"] == {
-        action: reverse(f"api:item-{action}", kwargs={"name": "overlap", "tree_id": alices.tree_id})
-        for action in ("draft", "submit", "skip")
+        "page": item_page(Project.objects.get(name="overlap"), alices.tree_id),
+        **{
+            action: reverse(f"api:item-{action}", kwargs={"name": "overlap", "tree_id": alices.tree_id})
+            for action in ("draft", "submit", "skip")
+        },
     }
 
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, ProjectItem
 from annotation.work.assignment import item_next
+from annotation.work.my_work import my_work_neighbours
 from annotation.work.selectors import item_view
 from annotation.work.submissions import item_submit
 from tests.factories import DatasetFactory, PersonaFactory, ProjectFactory
@@ -84,6 +85,7 @@ def loop_statements(project: Any, annotator: Any) -> list[tuple[str, list[Any]]]
     with connection.execute_wrapper(keep):
         held = item_next(project=project, user=annotator)
         item_view(project=project, tree_id=held.tree_id, user=annotator, with_messages=True)
+        my_work_neighbours(assignment=held)
         item_submit(
             project=project,
             tree=held.tree,
@@ -147,3 +149,34 @@ def test_the_loop_reads_no_table_whole_with_statistics_absent_or_present(order: 
         for table in WATCHED:
             cursor.execute(f"ANALYZE {table}")
     assert whole_table_reads(loop_statements(project, annotator)) == []
+
+
+def test_previous_and_next_start_at_the_items_place_in_the_annotators_history() -> None:
+    """The annotate page's Previous and Next (``my_work_neighbours``) are two index ranges that
+    begin at the item's place in My work's order, so neither walks the annotator's history
+    from one end, with statistics or without."""
+    annotator = PersonaFactory(username="alice")
+    project = project_with_history("order: random", annotator)
+    middle = Assignment.objects.filter(project=project, user=annotator).order_by("tree_id")[DONE // 2]
+
+    def neighbour_plans() -> list[str]:
+        statements: list[tuple[str, list[Any]]] = []
+
+        def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+            statements.append((sql, list(params or ())))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(keep):
+            my_work_neighbours(assignment=middle)
+        ((sql, params),) = statements
+        with connection.cursor() as cursor:
+            return plans(cursor, sql, params)
+
+    for analysed in (False, True):
+        if analysed:
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE annotation_assignment")
+        for plan in neighbour_plans():
+            assert "Seq Scan" not in plan, plan
+            ranges = re.findall(r"Index Cond: \(.*ROW\(updated_at, id\) [<>] ROW", plan)
+            assert len(ranges) == 2, plan
