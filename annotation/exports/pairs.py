@@ -15,6 +15,7 @@ two ratings came from (an annotator, ``edited`` or ``auto:majority``). In a
 project with suggestions (its config's ``suggestions:``), ``source.suggestion``
 says whether a judge's suggestion was visible when the answer was made
 (``none``, ``after``, ``after_seen``, ``before``, ``before_taken``: docs/formats.md).
+A model judge's pairs (its ``judge:<name>`` account) also say ``"annotator_source": "model"``.
 
 ``prompt`` is the conversation from the root down to the replies' parent
 (inclusive); ``chosen`` and ``rejected`` are the two replies. Pairs come from
@@ -162,7 +163,7 @@ def pair_record(item: ItemAnnotations, scheme: str, preference: Preference) -> d
         "rejected": tree.messages([preference.rejected]),
         "source": source,
         "annotator": item.user,
-    }
+    } | ({"annotator_source": "model"} if item.by_model else {})
 
 
 def _provenance(provenance: dict[str, str], scheme: str, preference: Preference) -> dict[str, str]:

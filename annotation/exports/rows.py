@@ -105,6 +105,9 @@ class ItemAnnotations:
     # Each answer's ``Annotation.suggestion`` by scheme name: whether a judge's suggestion was
     # visible when it was made (written by formats only for projects with suggestions).
     suggestions: dict[str, str] = field(default_factory=dict)
+    # Answered by a model judge (``Annotation.Source.MODEL``: its account is ``judge:<name>``),
+    # which the formats that name the annotator say beside the name.
+    by_model: bool = False
 
 
 # How an answer made without any suggestion is written (``Annotation.Suggestion.NONE`` is "").
@@ -216,6 +219,7 @@ _ROW_FIELDS = (
     "status",
     "updated_at",
     "suggestion",
+    "source",
 )
 
 
@@ -225,7 +229,7 @@ def _grouped(
     current: ItemAnnotations | None = None
     key: tuple[int, str] | None = None
     statuses: set[str] = set()
-    for tree_id, external_id, username, scheme, payload, status, updated_at, suggestion in rows:
+    for tree_id, external_id, username, scheme, payload, status, updated_at, suggestion, source in rows:
         if (tree_id, username) != key:
             if current is not None:
                 current.status = item_status(statuses)
@@ -243,6 +247,7 @@ def _grouped(
         assert current is not None
         current.annotations[scheme] = payload
         current.suggestions[scheme] = suggestion
+        current.by_model = current.by_model or source == Annotation.Source.MODEL
         statuses.add(status)
         current.updated_at = max(current.updated_at, updated_at)
     if current is not None:

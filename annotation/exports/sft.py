@@ -53,6 +53,8 @@ def write(items: Iterable[ItemAnnotations], config: ProjectConfig) -> Iterator[s
             if messages is None:
                 continue
             source = {"tree": item.tree, "annotator": item.user, "scheme": scheme.name}
+            if item.by_model:
+                source["annotator_source"] = "model"  # a model judge's path (docs/formats.md)
             if item.provenance is not None:
                 # A final answer: who chose its path (annotation.review.merging names the field).
                 source["provenance"] = item.provenance.get(f"{scheme.name}/path", "")

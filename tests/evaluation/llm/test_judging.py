@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from decimal import Decimal
@@ -20,6 +21,7 @@ from itertools import pairwise
 
 import pytest
 
+from annotation.exports import annotations_export
 from annotation.models import Annotation
 from evaluation.agreement.project import agreement_compute
 from evaluation.llm.client import chat
@@ -463,3 +465,30 @@ def test_a_deleted_reply_is_never_sent_to_the_judge_nor_compared(chat_server, en
     comparison = Annotation.objects.get(user__username="judge:careful").payload["branch_comparisons"]["m0"]
     assert comparison["shown_order"] == ["m1-1", "m1-2", "m1-3"]  # the scheme keeps every reply here
     assert [(pair["a"], pair["b"]) for pair in comparison["pairs"]] == [("m1-1", "m1-3")]
+
+
+def test_exported_pairs_say_a_judges_answers_came_from_a_model(chat_server, endpoint):
+    project = branch_project(items=1)
+    judge = judge_create(name="picky", kind="comparison", endpoint=endpoint)
+    chat_server.respond = lambda body: label_reply("Better" if shown_first(body) == "reply 1" else "Worse")
+    judge_run(judge=judge, project=project)
+    alice = UserFactory(username="alice")
+    AnnotationFactory(
+        project=project,
+        tree=ConversationTree.objects.get(),
+        user=alice,
+        scheme="branches",
+        payload={
+            "branch_comparisons": {
+                "m0": {
+                    "shown_order": ["m1-2", "m1-1"],
+                    "pairs": [{"a": "m1-2", "b": "m1-1", "label": "Better"}],
+                }
+            }
+        },
+    )
+
+    lines = [json.loads(line) for line in annotations_export(project=project, format_name="pairs")]
+
+    by_annotator = {line["annotator"]: line.get("annotator_source") for line in lines}
+    assert by_annotator == {"judge:picky": "model", "alice": None}
