@@ -11,6 +11,13 @@ def closing_writes(count: int) -> int:
     return min(count, 1) if connection.vendor == "postgresql" else count
 
 
+def taken_tree_read() -> int:
+    """What reading a freshly taken item's tree costs: nothing on PostgreSQL, where the statement
+    that takes the item returns it (annotation.work.assignment._take_open_item); a statement on
+    SQLite, which allows no UPDATE in a WITH."""
+    return 0 if connection.vendor == "postgresql" else 1
+
+
 def row_locks(count: int) -> int:
     """What ``count`` row locks taken on their own (``SELECT ... FOR NO KEY UPDATE``) cost: a
     statement each on PostgreSQL, none on SQLite, whose transaction holds the write lock."""

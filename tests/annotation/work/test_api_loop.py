@@ -28,7 +28,7 @@ from tests.annotation.annotator_items import (
     person,
     project_over,
 )
-from tests.queries import closing_writes
+from tests.queries import closing_writes, taken_tree_read
 
 pytestmark = pytest.mark.django_db
 
@@ -37,9 +37,9 @@ pytestmark = pytest.mark.django_db
 # + the project with the caller's roles; in a savepoint: expired leases (on PostgreSQL in the
 # statement that takes the person's lock first), a free item taken (if the
 # user holds or lost none, in the same statement), the tree's shape, the shuffled comparison draft,
-# the tree, then the assignment and the audit entry of the lease; then the item as GET gives it,
-# but for the assignment and tree.
-NEXT_ITEM_QUERIES = 15 + closing_writes(2)
+# the tree (on PostgreSQL in the statement that takes the item), then the assignment and the
+# audit entry of the lease; then the item as GET gives it, but for the assignment and tree.
+NEXT_ITEM_QUERIES = 14 + taken_tree_read() + closing_writes(2)
 # + the project with the caller's roles, the assignment with its tree, the answers, the progress
 # (the user's assignments, the project's items), the messages.
 GET_ITEM_QUERIES = 9

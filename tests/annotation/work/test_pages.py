@@ -29,7 +29,7 @@ from tests.annotation.annotator_items import (
     project_over,
 )
 from tests.factories import UserFactory
-from tests.queries import closing_writes
+from tests.queries import closing_writes, taken_tree_read
 
 pytestmark = pytest.mark.django_db
 
@@ -42,9 +42,10 @@ PROJECT_LIST_QUERIES = 6
 ANNOTATE_PAGE_QUERIES = 9
 # The session and the user, the project with the user's roles; the hand-out in its transaction
 # (its start and end, the expired leases with the person's lock on PostgreSQL, the taking of an
-# item, the tree, the new lease and its log entry: one statement on PostgreSQL, two on SQLite);
-# then the page as above but for the assignment and the answers, which the new lease knows.
-HAND_OUT_PAGE_QUERIES = 12 + closing_writes(2)
+# item and its tree: one statement on PostgreSQL, two on SQLite; the new lease and its log entry:
+# one statement on PostgreSQL, two on SQLite); then the page as above but for the assignment and
+# the answers, which the new lease knows.
+HAND_OUT_PAGE_QUERIES = 11 + taken_tree_read() + closing_writes(2)
 HELPFUL = "annotation_schemes:\n  - {annotation_type: likert, name: helpful, description: Helpful, size: 5}\n"
 
 
