@@ -64,9 +64,11 @@ class AnswersInputSerializer(serializers.Serializer):
     def run_validation(self, data: Any = serializers.empty) -> Any:
         """Well-formed bodies pass without DRF's field-by-field copies (the loop posts one per
         item; its validators' defaults alone deep-copied every field); anything else goes
-                through the fields, for their errors. A body with suggestions_taken, sent only in
-                projects with suggestions, goes through the fields, which check its items."""
-        well_formed = _answers_well_formed(data, set(self.fields) - {"suggestions_taken"})
+        through the fields, for their errors. A body with suggestions_taken, sent only in
+        projects with suggestions, goes through the fields, which check its items. The
+        field names come from the class (``self.fields`` deep-copies every field on first use:
+        0.25 ms of each save's CPU, page_cycle.py)."""
+        well_formed = _answers_well_formed(data, set(self._declared_fields) - {"suggestions_taken"})
         return well_formed if well_formed is not None else super().run_validation(data)
 
 
