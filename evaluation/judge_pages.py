@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
@@ -103,7 +104,13 @@ def judge_report_page(request: HttpRequest, name: str, judge: str) -> HttpRespon
     found = judge_get(name=judge)
     report = judge_report(project=project, judge=found)
     fields = [_field(field) for field in report["fields"]]
-    context = {"project": project, "judge": found, "report": report, "fields": fields}
+    context = {
+        "project": project,
+        "judge": found,
+        "report": report,
+        "fields": fields,
+        "computed_at": parse_datetime(report["computed_at"]),  # ISO text in the report
+    }
     return render(request, "evaluation/judge_report.html", context)
 
 

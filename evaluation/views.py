@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.dateparse import parse_datetime
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
@@ -259,6 +260,8 @@ def project_agreement(request: HttpRequest, name: str) -> HttpResponse:
     context = {
         "project": project,
         "figures": current.figures,
+        # Kept in the figures as ISO text; shown as a date and time.
+        "computed_at": parse_datetime(current.figures["computed_at"]),
         "recomputed": current.recomputed,
         "judge_reports": sorted(reports.items()),
         "schemes": [
