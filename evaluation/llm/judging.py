@@ -235,6 +235,8 @@ def item_judge(context: Context, scheme: Scheme, tree: ConversationTree) -> Item
     return result
 
 
+@writes_serialized()
+@transaction.atomic
 def verdict_write(
     context: Context,
     tree: ConversationTree,
@@ -246,19 +248,6 @@ def verdict_write(
 ) -> None:
     """The verdict, and the judge's annotation as it now stands (none when nothing was
     answered), in one transaction."""
-    with writes_serialized(), transaction.atomic():
-        _verdict_write(context, tree, scheme, result, payload, details, totals)
-
-
-def _verdict_write(
-    context: Context,
-    tree: ConversationTree,
-    scheme: str,
-    result: ItemResult,
-    payload: dict[str, Any] | None,
-    details: dict[str, Any],
-    totals: Asked,
-) -> None:
     judge, project = context.judge, context.project
     JudgeVerdict.objects.update_or_create(
         judge=judge,
