@@ -59,12 +59,35 @@ def open_item(page: Page, live_server: Any, project: Project, tree_id: int) -> N
     expect(page.locator("[data-annotate]")).to_have_attribute("data-ready", "true")
 
 
+# The text a drag should select, and the text the browser has selected so far.
+SELECTION = """([node, start, end]) => {
+  const box = document.querySelector(`.node[data-id="${node}"] .node-text`);
+  const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  let text = "";
+  for (let part = walker.nextNode(); part; part = walker.nextNode()) {
+    text += part.data;
+  }
+  return [text.slice(start, end), String(getSelection())];
+}"""
+
+
 def select_text(page: Page, node: str, start: int, end: int) -> None:
-    """Drag the mouse across characters ``start`` to ``end`` (exclusive) of message ``node``."""
+    """Drag the mouse across characters ``start`` to ``end`` (exclusive) of message ``node``.
+
+    On a loaded machine Chromium may coalesce the drag's moves and leave the selection
+    where an earlier one put it, so the button is released only once the selection
+    reaches the last character: the page under test reads what the browser selected.
+    """
     first, last = page.evaluate(CHARACTER_EDGES, [node, start, end])
     page.mouse.move(first["x"] + 1, first["y"])
     page.mouse.down()
     page.mouse.move(last["x"] - 1, last["y"], steps=4)
+    for nudge in range(10):
+        wanted, selected = page.evaluate(SELECTION, [node, start, end])
+        if selected == wanted:
+            break
+        page.wait_for_timeout(50)
+        page.mouse.move(last["x"] - 1 - nudge % 2, last["y"])
     page.mouse.up()
     expect(page.locator("[data-span-chooser]")).to_be_visible()
 
