@@ -20,7 +20,7 @@ install: $(STAMP)
 RUN_ADDRESS ?= 127.0.0.1:8000
 run: install local-env
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --address $(RUN_ADDRESS)
 	$(BIN)/python manage.py jobs_worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT; \
 	$(BIN)/python manage.py runserver $(RUN_ADDRESS)

@@ -52,6 +52,12 @@ class Command(AuditedCommand):
         parser.add_argument(
             "--force", action="store_true", help="run even with DEBUG off (the demo logins are well known)"
         )
+        parser.add_argument(
+            "--address",
+            default="127.0.0.1:8000",
+            help="the host:port the demo will be served on, for the addresses printed at the end "
+            "(make run passes its RUN_ADDRESS)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG and not options["force"]:
@@ -84,12 +90,13 @@ class Command(AuditedCommand):
         logins = "\n".join(
             f"  annotator: user {username!r}  password {password!r}" for username, password in ANNOTATORS
         )
+        site = f"http://{options['address']}"
         self.stdout.write(
             self.style.SUCCESS(
-                "\nBranchpoint demo is ready at http://127.0.0.1:8000/\n"
-                f"  admin:     http://127.0.0.1:8000/admin/  user {ADMIN[0]!r}  password {ADMIN[1]!r}\n"
+                f"\nBranchpoint demo is ready at {site}/\n"
+                f"  admin:     {site}/admin/  user {ADMIN[0]!r}  password {ADMIN[1]!r}\n"
                 f"{logins}\n"
-                f"  rubric report: http://127.0.0.1:8000/projects/{scheduling}/rubrics/scheduling/\n"
+                f"  rubric report: {site}/projects/{scheduling}/rubrics/scheduling/\n"
             )
         )
 
