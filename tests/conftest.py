@@ -145,12 +145,67 @@ document.addEventListener("securitypolicyviolation", (event) => {
 """
 
 
+class RequestsInFlight:
+    """The requests the live server's threads are handling now, from Django's request signals.
+
+    A browser test may end while a request its page sent is still being served by
+    the live server; the database is emptied after the test, and on the shared
+    in-memory SQLite that request's write then makes the flush fail ("table is
+    locked"). The tab's teardown waits for those threads first. Threads, not a
+    count: a request that never signals its end must not hold up every later test,
+    and the test's own client requests (on the main thread) are not waited for.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self.threads: set[Any] = set()
+        self.lock = threading.Lock()
+
+    def started(self, **_: Any) -> None:
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            with self.lock:
+                self.threads.add(threading.current_thread())
+
+    def finished(self, **_: Any) -> None:
+        import threading
+
+        with self.lock:
+            self.threads.discard(threading.current_thread())
+
+    def wait_for_none(self, seconds: float = 10.0) -> None:
+        import time
+
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.lock:
+                self.threads = {thread for thread in self.threads if thread.is_alive()}
+                if not self.threads:
+                    return
+            time.sleep(0.02)
+
+
+@pytest.fixture(scope="session")
+def requests_in_flight() -> Iterator[RequestsInFlight]:
+    from django.core.signals import request_finished, request_started
+
+    counter = RequestsInFlight()
+    request_started.connect(counter.started, dispatch_uid="tests-requests-in-flight-started")
+    request_finished.connect(counter.finished, dispatch_uid="tests-requests-in-flight-finished")
+    yield counter
+    request_started.disconnect(dispatch_uid="tests-requests-in-flight-started")
+    request_finished.disconnect(dispatch_uid="tests-requests-in-flight-finished")
+
+
 @pytest.fixture
-def page(browser):
+def page(browser, requests_in_flight):
     """A fresh browser tab (own cookies); fails fast instead of waiting 30 s.
 
     ``page.csp_refused`` lists what the Content-Security-Policy refused; a test that
-    ends with anything in it fails, whatever it checked.
+    ends with anything in it fails, whatever it checked. Closing the tab waits for the
+    requests it left being served (see ``RequestsInFlight``).
     """
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     refused: list[str] = []
@@ -161,6 +216,7 @@ def page(browser):
     tab.csp_refused = refused
     yield tab
     context.close()
+    requests_in_flight.wait_for_none()
     assert refused == [], "the Content-Security-Policy refused:\n" + "\n".join(refused)
 
 
