@@ -3,9 +3,10 @@ from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from annotation.projects import views as annotation_views
+from config.api_schema import SchemaView
 
 admin.site.site_header = "Branchpoint"
 admin.site.site_title = "Branchpoint admin"
@@ -20,7 +21,7 @@ urlpatterns = [
     # Both docs pages run under the site's Content-Security-Policy: Swagger UI's start-up script
     # is a file of its own (the split view); Redoc writes <style> elements, which get a nonce
     # (templates/drf_spectacular/redoc.html), and runs its search in a worker made from a blob.
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path(
         "api/redoc/",

@@ -285,3 +285,32 @@ def test_the_docs_render_every_operation_in_a_browser_that_cannot_leave_the_serv
     expect(page.locator('.opblock-summary-path[data-path="/api/v1/trees/{tree_id}"]')).to_have_count(1)
     page.wait_for_load_state("networkidle")
     assert blocked == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "accept", "kind"),
+    [
+        ("", "", "application/vnd.oai.openapi"),
+        ("?format=json", "", "application/vnd.oai.openapi+json"),
+        ("?format=yaml", "", "application/vnd.oai.openapi"),
+        ("", "application/json", "application/json"),
+    ],
+)
+def test_the_schema_comes_as_yaml_or_as_json_by_format_or_accept(
+    client: Client, query: str, accept: str, kind: str
+) -> None:
+    headers = {"HTTP_ACCEPT": accept} if accept else {}
+    response = client.get("/api/schema/" + query, **headers)
+    assert response.status_code == 200
+    assert response["Content-Type"].split(";")[0] == kind
+    read = yaml.safe_load(response.content)  # JSON is YAML too
+    assert read["openapi"].startswith("3.") and "/api/v1/me" in read["paths"]
+    if "json" in kind:
+        assert response.content.lstrip().startswith(b"{")
+
+
+@pytest.mark.django_db
+def test_the_schema_refuses_a_format_it_does_not_have(client: Client) -> None:
+    response = client.get("/api/schema/?format=xml")
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
