@@ -122,11 +122,16 @@ def each_key(
     *,
     select: Sequence[str] | None = None,
     for_update: bool = False,
+    probe: Sequence[str] = (),
 ) -> list[Any]:
     """The rows of ``model`` matching ``where`` (field: value) whose ``keys`` fields hold one of
     the given tuples: ``keys`` maps each key field to its value in each tuple, the lists in
     step. Instances of ``model`` as the ORM loads them, or with ``select`` tuples of those
     fields' values (ids and text, as the database gives them); ``for_update`` locks the rows.
+    ``probe`` names the fields (of ``keys`` and ``where``) the probe matches by an index, the
+    first key field alone by default: a unique index over them all, as a dataset's tree by
+    (dataset, external id), is the one plan whatever the statistics, and leaves no rows of
+    other datasets with the same id to read and drop.
 
     For an import's batch looking up what it has already. On PostgreSQL written out, one probe
     per tuple of an index that leads with the first key field, the other fields checked on the
@@ -163,10 +168,16 @@ def each_key(
     # The other fields' tests wrapped in IS TRUE, which no index serves: without statistics
     # every equality looks as selective as any other, and PostgreSQL chose an index on the
     # project and the person, reading all their answers for each probe.
-    first, others = fields[0].column, [field.column for field in fields[1:]]
-    conditions = [f"found.{quote(first)} = wanted.{quote(first)}"]
-    conditions += [f"(found.{quote(column)} = wanted.{quote(column)}) IS TRUE" for column in others]
-    conditions += [f"(found.{quote(meta.get_field(name).column)} = %s) IS TRUE" for name in where]
+    probed = set(probe) or {names[0]}
+
+    def test(name: str, against: str) -> str:
+        equal = f"found.{quote(meta.get_field(name).column)} = {against}"
+        return equal if name in probed else f"({equal}) IS TRUE"
+
+    conditions = [
+        test(name, f"wanted.{quote(field.column)}") for name, field in zip(names, fields, strict=True)
+    ]
+    conditions += [test(name, "%s") for name in where]
     arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
     rows = fetch_all(
         f"SELECT probed.* FROM unnest({arrays}) AS wanted({', '.join(quote(f.column) for f in fields)}) "

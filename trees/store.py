@@ -228,8 +228,8 @@ def trees_store(
 def existing_tree_ids(dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
     """The database ids of the trees of ``dataset`` among ``external_ids`` (an import's batch).
 
-    On PostgreSQL one probe of the external id's index per id, the dataset checked on the
-    trees it finds (``sql.each_key``): the ORM's ``external_id IN (...)`` was planned from the
+    On PostgreSQL one probe of the (dataset, external_id) unique index per id
+    (``sql.each_key``): the ORM's ``external_id IN (...)`` was planned from the
     table's statistics, and while a large import fills a new dataset (in one transaction, so no
     ANALYZE sees it) PostgreSQL read the dataset's trees whole for every batch of 1,000:
     importing 100,000 small trees took minutes instead of seconds (tests/trees/test_store_plans.py,
@@ -241,6 +241,7 @@ def existing_tree_ids(dataset: Dataset, external_ids: Iterable[str]) -> dict[str
             {"external_id": list(external_ids)},
             {"dataset_id": dataset.pk},
             select=("external_id", "id"),
+            probe=("dataset_id", "external_id"),
         )
     )
 

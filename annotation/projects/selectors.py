@@ -141,10 +141,15 @@ def project_items_by_external_id(
             {"external_id": list(external_ids)},
             {"dataset_id": project.dataset_id},
             select=("id", "external_id"),
+            probe=("dataset_id", "external_id"),
         )
     )
     items = sql.each_key(
-        ProjectItem, {"tree_id": list(trees)}, {"project_id": project.pk}, select=("tree_id", "id")
+        ProjectItem,
+        {"tree_id": list(trees)},
+        {"project_id": project.pk},
+        select=("tree_id", "id"),
+        probe=("project_id", "tree_id"),
     )
     return {trees[tree_id]: (item_id, tree_id) for tree_id, item_id in items}
 
