@@ -78,6 +78,7 @@ bench: install
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/page_cycle.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/record_imports.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache

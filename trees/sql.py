@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -113,6 +113,83 @@ def per_row() -> str:
     annotator's whole history on every hand-out. A subquery with an OFFSET is not pulled
     up; SQLite runs these per row anyway (and takes OFFSET only after a LIMIT)."""
     return " OFFSET 0" if connection.vendor == "postgresql" else ""
+
+
+def each_key(
+    model: type[M],
+    keys: Mapping[str, Sequence[Any]],
+    where: Mapping[str, Any],
+    *,
+    select: Sequence[str] | None = None,
+    for_update: bool = False,
+    probe: Sequence[str] = (),
+) -> list[Any]:
+    """The rows of ``model`` matching ``where`` (field: value) whose ``keys`` fields hold one of
+    the given tuples: ``keys`` maps each key field to its value in each tuple, the lists in
+    step. Instances of ``model`` as the ORM loads them, or with ``select`` tuples of those
+    fields' values (ids and text, as the database gives them); ``for_update`` locks the rows.
+    ``probe`` names the fields (of ``keys`` and ``where``) the probe matches by an index, the
+    first key field alone by default: a unique index over them all, as a dataset's tree by
+    (dataset, external id), is the one plan whatever the statistics, and leaves no rows of
+    other datasets with the same id to read and drop.
+
+    For an import's batch looking up what it has already. On PostgreSQL written out, one probe
+    per tuple of an index that leads with the first key field, the other fields checked on the
+    rows it finds (an item's tree, say: a few rows however large the project). The ORM's ``IN``
+    lists were planned from the tables' statistics, and with them or without, the plans read a
+    dataset's trees, a project's items or the answers written so far whole for every batch
+    (``bench/record_imports.py``: 100,000 annotation records took 313 s before any ANALYZE,
+    264 s of it in such reads, and take 33 s this way; the tree import's lookup,
+    ``trees.store.existing_tree_ids``, read a dataset's trees per batch while an import filled
+    it). Elsewhere the ORM, kept to the exact tuples.
+    """
+    names = list(keys)
+    wanted = list(dict.fromkeys(zip(*(keys[name] for name in names), strict=True)))
+    if not wanted:
+        return []
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    if connection.vendor != "postgresql":
+        rows = model.objects.filter(
+            **where, **{f"{name}__in": {key[at] for key in wanted} for at, name in enumerate(names)}
+        )
+        rows = rows.select_for_update() if for_update else rows
+        exact, width = set(wanted), len(names)
+        if select is None:
+            return [row for row in rows if tuple(getattr(row, field.attname) for field in fields) in exact]
+        return [row[width:] for row in rows.values_list(*names, *select) if row[:width] in exact]
+    quote = connection.ops.quote_name
+    loaded = columns(model, "found") if select is None else None
+    chosen = (
+        loaded.sql
+        if loaded is not None
+        else ", ".join(f"found.{quote(meta.get_field(name).column)}" for name in select)
+    )
+    # The other fields' tests wrapped in IS TRUE, which no index serves: without statistics
+    # every equality looks as selective as any other, and PostgreSQL chose an index on the
+    # project and the person, reading all their answers for each probe.
+    probed = set(probe) or {names[0]}
+
+    def test(name: str, against: str) -> str:
+        equal = f"found.{quote(meta.get_field(name).column)} = {against}"
+        return equal if name in probed else f"({equal}) IS TRUE"
+
+    conditions = [
+        test(name, f"wanted.{quote(field.column)}") for name, field in zip(names, fields, strict=True)
+    ]
+    conditions += [test(name, "%s") for name in where]
+    arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
+    rows = fetch_all(
+        f"SELECT probed.* FROM unnest({arrays}) AS wanted({', '.join(quote(f.column) for f in fields)}) "
+        f"CROSS JOIN LATERAL (SELECT {chosen} FROM {table(model)} found "
+        # OFFSET 0: a subquery with one is not pulled up into a join planned from statistics.
+        f"WHERE {' AND '.join(conditions)} OFFSET 0{lock() if for_update else ''}) probed",
+        [
+            *([key[at] for key in wanted] for at in range(len(names))),
+            *(value(model, name, given) for name, given in where.items()),
+        ],
+    )
+    return [loaded.load(row) for row in rows] if loaded is not None else rows
 
 
 def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:

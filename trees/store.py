@@ -228,28 +228,20 @@ def trees_store(
 def existing_tree_ids(dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
     """The database ids of the trees of ``dataset`` among ``external_ids`` (an import's batch).
 
-    On PostgreSQL written out, one index probe per id: the ORM's ``external_id IN (...)``
-    was planned from the table's statistics, and while a large import fills a new dataset
-    (in one transaction, so no ANALYZE sees it) PostgreSQL read the dataset's trees whole for
-    every batch of 1,000: importing 100,000 small trees took minutes instead of seconds
-    (tests/trees/test_store_plans.py, and the figures in the commit). A LATERAL subquery per
-    wanted id leaves the planner one way, the (dataset, external_id) unique index.
+    On PostgreSQL one probe of the (dataset, external_id) unique index per id
+    (``sql.each_key``): the ORM's ``external_id IN (...)`` was planned from the
+    table's statistics, and while a large import fills a new dataset (in one transaction, so no
+    ANALYZE sees it) PostgreSQL read the dataset's trees whole for every batch of 1,000:
+    importing 100,000 small trees took minutes instead of seconds (tests/trees/test_store_plans.py,
+    and the figures in the commit).
     """
-    wanted = list(dict.fromkeys(external_ids))
-    if not wanted:
-        return {}
-    if connection.vendor != "postgresql":
-        return dict(
-            ConversationTree.objects.filter(dataset=dataset, external_id__in=wanted).values_list(
-                "external_id", "id"
-            )
-        )
     return dict(
-        sql.fetch_all(
-            "SELECT wanted.external_id, tree.id FROM unnest(%s::text[]) AS wanted(external_id) "
-            f"CROSS JOIN LATERAL (SELECT id FROM {sql.table(ConversationTree)} "
-            "WHERE dataset_id = %s::bigint AND external_id = wanted.external_id LIMIT 1) tree",
-            [wanted, dataset.pk],
+        sql.each_key(
+            ConversationTree,
+            {"external_id": list(external_ids)},
+            {"dataset_id": dataset.pk},
+            select=("external_id", "id"),
+            probe=("dataset_id", "external_id"),
         )
     )
 

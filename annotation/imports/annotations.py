@@ -37,8 +37,10 @@ from annotation.models import Annotation, Assignment, Membership, Project, Proje
 from annotation.problems import Problems, describe, join
 from annotation.projects.config import ProjectConfig, project_config
 from annotation.projects.counts import annotator_submitted_change, project_counts_forget
+from annotation.projects.selectors import project_items_by_external_id
 from annotation.projects.services import membership_add, user_get_or_create_unusable
 from annotation.projects.usernames import username_key, username_look_alike, username_problem
+from trees import sql
 from trees.audit import audit_record
 from trees.formats.records import ImportIssue
 from trees.selectors import tree_shapes_by_id
@@ -314,11 +316,12 @@ class _Importer:
     # -- checking a batch against the project, then writing it ------------------
 
     def batch(self, records: list[_Record]) -> None:
-        items = dict(
-            ProjectItem.objects.filter(
-                project=self.project, tree__external_id__in={record.item for record in records}
-            ).values_list("tree__external_id", "tree_id")
-        )
+        items = {
+            external_id: tree_id
+            for external_id, (_, tree_id) in project_items_by_external_id(
+                project=self.project, external_ids=(record.item for record in records)
+            ).items()
+        }
         shapes = tree_shapes_by_id(list(items.values()), self.needs_texts) if self.needs_shape else {}
         good = []
         for record in records:
@@ -390,18 +393,16 @@ class _Importer:
         if not records:
             return
         self._resolve_users(records)
-        tree_ids = {record.tree_id for record in records}
-        user_ids = {record.user.pk for record in records}
+        # Each record's (item, person) pair, probed on its own: the tables fill up as the import
+        # writes, in a transaction no ANALYZE sees (trees.sql.each_key).
+        pairs = {"tree_id": [r.tree_id for r in records], "user_id": [r.user.pk for r in records]}
+        project = {"project_id": self.project.pk}
         assignments = {
             (assignment.tree_id, assignment.user_id): assignment
-            for assignment in Assignment.objects.select_for_update().filter(
-                project=self.project, tree_id__in=tree_ids, user_id__in=user_ids
-            )
+            for assignment in sql.each_key(Assignment, pairs, project, for_update=True)
         }
         existing: dict[tuple[int, int], dict[str, Annotation]] = {}
-        for annotation in Annotation.objects.filter(
-            project=self.project, tree_id__in=tree_ids, user_id__in=user_ids
-        ):
+        for annotation in sql.each_key(Annotation, pairs, project):
             existing.setdefault((annotation.tree_id, annotation.user_id), {})[annotation.scheme] = annotation
 
         lease = timedelta(minutes=self.config.assignment.lease_minutes)

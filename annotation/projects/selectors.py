@@ -9,7 +9,7 @@ two at most.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from annotation.models import AnnotatorProgress, Assignment, Project, ProjectIte
 from annotation.projects.config import project_config
 from annotation.projects.counts import project_item_counts
 from trees import sql
+from trees.models import ConversationTree
 
 SUBMITTED = Assignment.Status.SUBMITTED
 LEASED = Assignment.Status.LEASED
@@ -124,6 +125,33 @@ class ProjectRow:
 # group that owns the mode (collection, which sits above this one), so the list of projects
 # costs one more query per mode present, not one per project.
 _SUMMARIES: dict[str, Callable[[AbstractBaseUser, list[Project]], dict[int, Any]]] = {}
+
+
+def project_items_by_external_id(
+    *, project: Project, external_ids: Iterable[str]
+) -> dict[str, tuple[int, int]]:
+    """The project's items among ``external_ids`` (an import's batch): external id -> (item id,
+    tree id). Two queries, each one index probe per id on PostgreSQL (``trees.sql.each_key``),
+    whatever the project's size and its tables' statistics: the trees of the project's dataset
+    (a project's items are its dataset's trees: ``project_items_sync``), then which of them
+    are the project's items."""
+    trees = dict(
+        sql.each_key(
+            ConversationTree,
+            {"external_id": list(external_ids)},
+            {"dataset_id": project.dataset_id},
+            select=("id", "external_id"),
+            probe=("dataset_id", "external_id"),
+        )
+    )
+    items = sql.each_key(
+        ProjectItem,
+        {"tree_id": list(trees)},
+        {"project_id": project.pk},
+        select=("tree_id", "id"),
+        probe=("project_id", "tree_id"),
+    )
+    return {trees[tree_id]: (item_id, tree_id) for tree_id, item_id in items}
 
 
 def project_summaries_register(

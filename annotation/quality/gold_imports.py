@@ -29,6 +29,7 @@ from annotation.models import Project, ProjectItem
 from annotation.problems import Problems, describe
 from annotation.projects.config import ProjectConfig, project_config
 from annotation.projects.counts import project_counts_forget
+from annotation.projects.selectors import project_items_by_external_id
 from annotation.quality.gold import gold_answers_check, needs_shape
 from trees.audit import audit_record
 from trees.formats.records import ImportIssue
@@ -168,12 +169,9 @@ class _GoldImporter:
         return _Record(line, item, document[given[0]], given[0], explanation)
 
     def batch(self, records: list[_Record]) -> None:
-        items = {
-            external_id: (pk, tree_id)
-            for pk, tree_id, external_id in ProjectItem.objects.filter(
-                project=self.project, tree__external_id__in={record.item for record in records}
-            ).values_list("pk", "tree_id", "tree__external_id")
-        }
+        items = project_items_by_external_id(
+            project=self.project, external_ids=(record.item for record in records)
+        )
         shapes = (
             tree_shapes_by_id([tree_id for _, tree_id in items.values()], self.with_texts)
             if self.with_shape
