@@ -162,9 +162,15 @@ class ExportInput(serializers.Serializer):
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        # The choices ``annotations_export`` refuses with final answers, refused here as a 400.
         if data.get("status") == "final" and data.get("user") is not None:
             raise serializers.ValidationError(
                 {"user": "final answers are nobody's in particular: leave out the annotator"}, code="invalid"
+            )
+        if data.get("status") == "final" and data.get("reference", "exclude") != "exclude":
+            raise serializers.ValidationError(
+                {"reference": "final answers are the adjudicated ones: the corpus's reference is not one"},
+                code="invalid",
             )
         return data
 

@@ -180,6 +180,8 @@ def test_drafts_come_with_status_all_and_one_annotator_with_user(judged: dict[st
         ({"format": "xlsx"}, "format"),
         ({"format": "potato", "status": "draft"}, "status"),
         ({"format": "potato", "user": "nobody"}, "user"),
+        ({"format": "potato", "status": "final", "user": "alice"}, "user"),
+        ({"format": "potato", "status": "final", "reference": "include"}, "reference"),
     ],
 )
 def test_a_bad_export_option_is_a_json_400_naming_it(
