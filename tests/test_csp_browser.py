@@ -187,7 +187,9 @@ def test_the_api_docs_load_everything_from_the_site(live_server: Any, page: Page
     visit(page, live_server, reverse("api-redoc"))
     expect(page.get_by_role("heading", name="Branchpoint API")).to_be_visible()
     page.get_by_placeholder("Search...").fill("projects")
-    expect(page.locator("[data-role='search:results'] li").first).to_be_visible()
+    # Redoc's worker indexes the whole schema before it answers: seconds on a loaded machine
+    # (over 5 s with four browser workers on two cores).
+    expect(page.locator("[data-role='search:results'] li").first).to_be_visible(timeout=30_000)
     # The sidebar's last line, whose logo Redoc asks of its CDN, has been drawn.
     expect(page.get_by_role("link", name="API docs by Redocly")).to_be_attached()
     page.wait_for_load_state("networkidle")
