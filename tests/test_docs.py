@@ -580,9 +580,9 @@ def sign_in(client: Any, username: str, password: str) -> None:
 @pytest.mark.django_db
 def test_the_demo_prints_the_addresses_it_is_served_on(checkout_copy):
     printed = io.StringIO()
-    call_command("load_demo", "--force", "--address", "0.0.0.0:8080", stdout=printed)
-    assert "ready at http://0.0.0.0:8080/" in printed.getvalue()
-    assert "admin:     http://0.0.0.0:8080/admin/" in printed.getvalue()
+    call_command("load_demo", "--force", "--address", "127.0.0.1:8080", stdout=printed)
+    assert "ready at http://127.0.0.1:8080/" in printed.getvalue()
+    assert "admin:     http://127.0.0.1:8080/admin/" in printed.getvalue()
     assert ":8000" not in printed.getvalue()
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "load_demo --address $(RUN_ADDRESS)" in makefile, "make run must tell load_demo where it serves"
