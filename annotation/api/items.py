@@ -30,7 +30,7 @@ from annotation.projects.selectors import project_visible_get
 from annotation.quality.training import training_feedback
 from annotation.work.assignment import item_lease
 from annotation.work.item_json import assignment_data, item_data, messages_data, tree_data
-from annotation.work.selectors import item_view
+from annotation.work.selectors import item_view, leased_item_view
 from annotation.work.submissions import PageSave, draft_save, item_skip, item_submit
 from annotation.work.suggestions import item_suggestions_data, submitted_suggestions_data
 
@@ -272,14 +272,7 @@ class ItemNextApi(LoopApi):
         """Lease the next item (or return the one the annotator holds), as GET item shows it."""
         project = self.project_for_annotating(request, name)
         lease = item_lease(project=project, user=request.user)
-        item = item_view(
-            project=project,
-            tree_id=lease.assignment.tree_id,
-            user=request.user,
-            with_messages=True,
-            assignment=lease.assignment,
-            answers=lease.answers,
-        )
+        item = leased_item_view(project=project, user=request.user, lease=lease)
         return Response(ItemOutputSerializer(item).data | _suggestions(item))
 
 

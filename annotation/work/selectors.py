@@ -15,6 +15,7 @@ from django.http import Http404
 from annotation.models import Annotation, Assignment, Project, Review
 from annotation.permissions import DeletedText
 from annotation.projects.selectors import Progress, project_progress
+from annotation.work.assignment import Lease
 from annotation.work.submissions import item_assignment
 from trees import sql
 from trees.models import ConversationTree
@@ -86,6 +87,21 @@ def item_view(
             if with_messages
             else None
         ),
+    )
+
+
+def leased_item_view(*, project: Project, user: AbstractBaseUser, lease: Lease) -> ItemView:
+    """The item ``item_lease`` just handed out, with its messages, as the annotate page and
+    ``items/next`` show it: the lease comes with its tree, and its answers when it knows them,
+    which are not read again (three statements, four with answers to read, one more for a tree
+    with deleted messages)."""
+    return item_view(
+        project=project,
+        tree_id=lease.assignment.tree_id,
+        user=user,
+        with_messages=True,
+        assignment=lease.assignment,
+        answers=lease.answers,
     )
 
 

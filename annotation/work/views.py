@@ -35,7 +35,7 @@ from annotation.schemes import Scheme
 from annotation.work.assignment import NoItemAvailable, item_lease
 from annotation.work.item_json import item_data
 from annotation.work.my_work import MY_WORK_FILTERS, my_work, my_work_neighbours
-from annotation.work.selectors import ItemView, item_view, review_returned
+from annotation.work.selectors import ItemView, item_view, leased_item_view, review_returned
 from annotation.work.submissions import NotAssigned
 from annotation.work.suggestions import item_suggestions_data
 
@@ -65,16 +65,7 @@ def project_detail(request: HttpRequest, name: str) -> HttpResponse:
             progress = project_progress(project=project, user=request.user)
             context = {"project": project, "reason": nothing.reason, "message": nothing.message}
             return render(request, "annotation/nothing_left.html", context | {"progress": progress})
-        # The lease comes with its tree, and its answers when it knows them: not read again.
-        item = item_view(
-            project=project,
-            tree_id=lease.assignment.tree_id,
-            user=request.user,
-            with_messages=True,
-            assignment=lease.assignment,
-            answers=lease.answers,
-        )
-        return _annotate_page(request, item)
+        return _annotate_page(request, leased_item_view(project=project, user=request.user, lease=lease))
     context = {
         "project": project,
         "progress": project_progress(project=project, user=request.user),
